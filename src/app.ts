@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { AppDeps } from './app-deps.js';
+import { authPlugin } from './http/auth.js';
+import { AuthMode } from './http/context.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { idempotencyPlugin } from './http/idempotency.js';
+import { registerOpenApi } from './http/openapi.js';
+import { rateLimitPlugin, type RateLimitStore } from './http/rate-limit.js';
+import { accountsRoutes } from './modules/accounts/accounts.routes.js';
+import { projectsRoutes } from './modules/projects/projects.routes.js';
+import { systemRoutes } from './modules/system/system.routes.js';
+
+/** One registered route and its declared authentication. */
+export interface RouteSummary {
+  method: string;
+  url: string;
+  auth: AuthMode;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered so far (tests walk it to check rules that hold for all routes). */
+    routeCatalog: RouteSummary[];
+  }
+}
+
+/** Default body limit; routes that take attachments or uploads raise their own. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export interface BuildAppOptions {
+  /** The process logger; none when omitted (tests). */
+  logger?: FastifyBaseLogger;
+  rateLimitStore: RateLimitStore;
+}
+
+/** Headers and body fields that never reach a log line. */
+export const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers.cookie',
+  '*.password',
+  '*.secret',
+];
+
+/** Registers plugins and modules; nothing else. The caller listens (or injects). */
+export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    genReqId: () => randomUUID(),
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    trustProxy: false,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const routes: RouteSummary[] = [];
+  app.decorate('routeCatalog', routes);
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) {
+      // The docs page's own routes (registered by @fastify/swagger-ui) are public.
+      route.config = { ...route.config, auth: AuthMode.none, rateLimit: false };
+      route.schema = { ...route.schema, hide: true };
+    }
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method !== 'HEAD') routes.push({ method, url: route.url, auth: route.config?.auth ?? AuthMode.secret });
+    }
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  registerErrorHandling(app);
+
+  await registerOpenApi(app, deps.config.publicUrl);
+  await app.register(fastifyCookie);
+  await app.register(authPlugin, { db: deps.db, sessions: deps.sessions });
+  await app.register(rateLimitPlugin, { limit: deps.config.rateLimitPerMinute, store: opts.rateLimitStore });
+  await app.register(idempotencyPlugin, { db: deps.db, ttlHours: deps.config.idempotencyTtlHours });
+
+  await app.register(systemRoutes, deps);
+  await app.register(accountsRoutes, deps);
+  await app.register(projectsRoutes, deps);
+  return app;
+}

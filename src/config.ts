@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** Raised when the environment is invalid; the message names the variable. */
+export class ConfigError extends Error {}
+
+const bool = (name: string, fallback: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      const s = v.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(s)) return true;
+      if (['false', '0', 'no', 'off'].includes(s)) return false;
+      ctx.addIssue({ code: 'custom', message: `${name} must be true or false` });
+      return z.NEVER;
+    });
+
+const int = (name: string, fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return fallback;
+      if (!/^\d+$/.test(v.trim())) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number, got "${v}"` });
+        return z.NEVER;
+      }
+      const n = Number(v.trim());
+      if (n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be between ${min} and ${max}, got ${n}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const url = (name: string, protocols: string[]) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      let parsed: URL;
+      try {
+        parsed = new URL(v);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `${name} is not a valid URL` });
+        return z.NEVER;
+      }
+      if (!protocols.includes(parsed.protocol)) {
+        ctx.addIssue({ code: 'custom', message: `${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}` });
+        return z.NEVER;
+      }
+      return v;
+    });
+
+const envSchema = z.object({
+  PORT: int('PORT', 8080, 0, 65535),
+  HOST: z.string().optional().default('127.0.0.1'),
+  PUBLIC_URL: url('PUBLIC_URL', ['http:', 'https:']),
+  DATA_DIR: z.string().optional().default('./data'),
+  DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+  ROLE: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const role = (v ?? 'all').trim() || 'all';
+      if (role === 'all' || role === 'api' || role === 'worker') return role;
+      ctx.addIssue({ code: 'custom', message: `ROLE must be all, api or worker, got "${v}"` });
+      return z.NEVER;
+    }),
+  SMTP_URL: url('SMTP_URL', ['smtp:', 'smtps:']),
+  DNS_SERVERS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (!v) return [];
+      const servers = v.split(',').map((s) => s.trim()).filter(Boolean);
+      for (const s of servers) {
+        if (!/^(\[[0-9a-fA-F:]+\]|[0-9a-zA-Z.:-]+)(:\d{1,5})?$/.test(s)) {
+          ctx.addIssue({ code: 'custom', message: `DNS_SERVERS has an invalid entry "${s}" (expected host[:port])` });
+          return z.NEVER;
+        }
+      }
+      return servers;
+    }),
+  SECRET: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || v.length >= 32, 'SECRET must be at least 32 characters'),
+  SIGNUP_ENABLED: bool('SIGNUP_ENABLED', true),
+  REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']),
+  RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 1000, 1, 10_000_000),
+  IDEMPOTENCY_TTL_HOURS: int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
+  WEBHOOK_ALLOW_PRIVATE: bool('WEBHOOK_ALLOW_PRIVATE', false),
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  GITHUB_CLIENT_ID: z.string().optional(),
+  GITHUB_CLIENT_SECRET: z.string().optional(),
+  GOOGLE_CLIENT_ID: z.string().optional(),
+  GOOGLE_CLIENT_SECRET: z.string().optional(),
+  LOG_LEVEL: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const level = v || 'info';
+      if (['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level)) return level;
+      ctx.addIssue({ code: 'custom', message: `LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent` });
+      return z.NEVER;
+    }),
+});
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly publicUrl: string;
+  readonly dataDir: string;
+  /** Unset means: start an embedded PostgreSQL under DATA_DIR. */
+  readonly databaseUrl: string | undefined;
+  readonly role: Role;
+  readonly smtpUrl: string | undefined;
+  readonly dnsServers: readonly string[];
+  /** Signs sessions and tokens. Generated once into DATA_DIR when unset. */
+  readonly secret: string;
+  readonly signupEnabled: boolean;
+  readonly redisUrl: string | undefined;
+  readonly rateLimitPerMinute: number;
+  readonly idempotencyTtlHours: number;
+  readonly webhookAllowPrivate: boolean;
+  readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | undefined } | undefined;
+  readonly oauth: {
+    readonly github: { readonly clientId: string; readonly clientSecret: string } | undefined;
+    readonly google: { readonly clientId: string; readonly clientSecret: string } | undefined;
+  };
+  readonly logLevel: string;
+}
+
+function pair(id: string | undefined, secret: string | undefined, idName: string, secretName: string) {
+  if (!id && !secret) return undefined;
+  if (!id || !secret) throw new ConfigError(`${id ? secretName : idName} must be set together with ${id ? idName : secretName}`);
+  return { clientId: id, clientSecret: secret };
+}
+
+/** Ensures DATA_DIR exists and is writable; throws a ConfigError naming it otherwise. */
+export function ensureDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK);
+  } catch (err) {
+    const reason = err instanceof Error && 'code' in err ? String(err.code) : 'not writable';
+    throw new ConfigError(`DATA_DIR "${dataDir}" is not writable (${reason})`);
+  }
+}
+
+/** Reads SECRET from DATA_DIR/secret, creating it on first start. */
+function loadOrCreateSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'secret');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    ensureDataDir(dataDir);
+    const secret = randomBytes(48).toString('base64url');
+    writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+    return secret;
+  }
+}
+
+/**
+ * The only reader of process.env. Validates every variable and fails fast with
+ * a message that names the offending variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? 'environment');
+    const message = issue?.message ?? 'invalid';
+    throw new ConfigError(message.includes(name) ? message : `${name}: ${message}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const stripeKey = e.STRIPE_SECRET_KEY || undefined;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    role: e.ROLE,
+    smtpUrl: e.SMTP_URL,
+    dnsServers: Object.freeze(e.DNS_SERVERS),
+    secret: e.SECRET || loadOrCreateSecret(dataDir),
+    signupEnabled: e.SIGNUP_ENABLED,
+    redisUrl: e.REDIS_URL,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    stripe: stripeKey ? { secretKey: stripeKey, webhookSecret: e.STRIPE_WEBHOOK_SECRET || undefined } : undefined,
+    oauth: {
+      github: pair(e.GITHUB_CLIENT_ID, e.GITHUB_CLIENT_SECRET, 'GITHUB_CLIENT_ID', 'GITHUB_CLIENT_SECRET'),
+      google: pair(e.GOOGLE_CLIENT_ID, e.GOOGLE_CLIENT_SECRET, 'GOOGLE_CLIENT_ID', 'GOOGLE_CLIENT_SECRET'),
+    },
+    logLevel: e.LOG_LEVEL,
+  });
+}

@@ -1,0 +1,26 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { runMigrations as runWorkerMigrations } from 'graphile-worker';
+import type pg from 'pg';
+import * as m0001 from './migrations/0001_foundation.js';
+import type { Database } from './schema.js';
+
+/** Every migration, in order. Add new files here: NNNN_name.ts. */
+const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/**
+ * Brings the schema up to date: our tables (kysely Migrator, which holds a lock so
+ * concurrent starts are safe) and graphile-worker's own schema.
+ */
+export async function migrateToLatest(db: Kysely<Database>, pool: pg.Pool): Promise<void> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed`, { cause: error });
+  }
+  await runWorkerMigrations({ pgPool: pool });
+}

@@ -1,0 +1,68 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { ensureDataDir } from '../config.js';
+import { checkConnection, connect, type Db } from './connection.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.js';
+
+/** A failure to reach or start the database, with a message fit for one error line. */
+export class DatabaseStartError extends Error {}
+
+export interface OpenDatabase extends Db {
+  /** Set when this process started the embedded PostgreSQL. */
+  readonly embedded: EmbeddedDatabase | undefined;
+}
+
+/** Where a running instance leaves its embedded database URL for the operator CLI. */
+export const embeddedUrlFile = (dataDir: string) => path.join(dataDir, 'postgres.url');
+
+function describe(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || 5432}${u.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+/**
+ * Connects to DATABASE_URL, or starts the embedded PostgreSQL under DATA_DIR when it is
+ * unset. `close()` ends the pool and stops the embedded server.
+ */
+export async function openDatabase(
+  config: Config,
+  opts: { onPostgresLog?: (line: string) => void; poolSize?: number; applicationName?: string } = {},
+): Promise<OpenDatabase> {
+  let embedded: EmbeddedDatabase | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    ensureDataDir(config.dataDir);
+    try {
+      embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'postgres'), onLog: opts.onPostgresLog });
+    } catch (err) {
+      throw new DatabaseStartError(err instanceof Error ? err.message : String(err));
+    }
+    url = embedded.url;
+    writeFileSync(embeddedUrlFile(config.dataDir), url, { mode: 0o600 });
+  }
+  const db = connect(url, { max: opts.poolSize, applicationName: opts.applicationName });
+  try {
+    await checkConnection(db.pool);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    await embedded?.stop();
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new DatabaseStartError(`cannot connect to PostgreSQL at ${describe(url)}: ${reason || 'connection failed'}`);
+  }
+  return {
+    ...db,
+    embedded,
+    async close() {
+      await db.close();
+      if (embedded) {
+        rmSync(embeddedUrlFile(config.dataDir), { force: true });
+        await embedded.stop();
+      }
+    },
+  };
+}

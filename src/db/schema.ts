@@ -1,0 +1,59 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/** A timestamptz: read as Date, written as Date or ISO string, defaulted by the database. */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export const PROJECT_ROLES = ['OWNER', 'ADMIN', 'MEMBER'] as const;
+export type ProjectRole = (typeof PROJECT_ROLES)[number];
+
+export const TRACKING_MODES = ['ENABLED', 'DISABLED', 'MARKETING_ONLY'] as const;
+export type TrackingMode = (typeof TRACKING_MODES)[number];
+
+export interface UsersTable {
+  id: Generated<string>;
+  email: string;
+  password_hash: string | null;
+  is_admin: Generated<boolean>;
+  email_verified_at: Date | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ProjectsTable {
+  id: Generated<string>;
+  name: string;
+  public_key: string;
+  secret_key: string;
+  disabled: Generated<boolean>;
+  tracking: ColumnType<TrackingMode, TrackingMode | undefined, TrackingMode>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface MembershipsTable {
+  project_id: string;
+  user_id: string;
+  role: ProjectRole;
+  created_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  project_id: string;
+  key: string;
+  method: string;
+  path: string;
+  status_code: number;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  projects: ProjectsTable;
+  memberships: MembershipsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type NewUserRow = Insertable<UsersTable>;
+export type ProjectRow = Selectable<ProjectsTable>;
+export type NewProjectRow = Insertable<ProjectsTable>;

@@ -1,0 +1,116 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX } from '../lib/keys.js';
+import { isUuid } from '../lib/uuid.js';
+import { ApiError, ErrorCode } from './errors.js';
+import { AuthMode, type ProjectContext } from './context.js';
+import { SESSION_COOKIE, type Sessions } from './session.js';
+
+const NEEDS_SECRET = 'This endpoint requires a secret key (sk_…), not a public key (pk_…)';
+const NEEDS_PUBLIC = 'This endpoint requires a public key (pk_…), not a secret key (sk_…)';
+
+const invalidKey = (message: string) => new ApiError(401, ErrorCode.INVALID_API_KEY, message);
+const unauthorized = (message: string) => new ApiError(401, ErrorCode.UNAUTHORIZED, message);
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw invalidKey('Malformed Authorization header: expected "Bearer <API key>"');
+  return match[1];
+}
+
+async function projectByKey(db: Kysely<Database>, key: string): Promise<ProjectContext | undefined> {
+  const column = key.startsWith(SECRET_KEY_PREFIX) ? 'secret_key' : 'public_key';
+  const row = await db
+    .selectFrom('projects')
+    .select(['id', 'disabled', 'tracking'])
+    .where(column, '=', key)
+    .executeTakeFirst();
+  return row;
+}
+
+async function projectByMembership(
+  db: Kysely<Database>,
+  userId: string,
+  projectId: string,
+): Promise<ProjectContext | undefined> {
+  return db
+    .selectFrom('memberships as m')
+    .innerJoin('projects as p', 'p.id', 'm.project_id')
+    .select(['p.id', 'p.disabled', 'p.tracking', 'm.role'])
+    .where('m.user_id', '=', userId)
+    .where('m.project_id', '=', projectId)
+    .executeTakeFirst();
+}
+
+async function sessionUser(request: FastifyRequest, sessions: Sessions): Promise<string | undefined> {
+  const token = request.cookies[SESSION_COOKIE];
+  return token ? sessions.verify(token) : undefined;
+}
+
+async function authenticateKey(db: Kysely<Database>, mode: AuthMode, key: string): Promise<ProjectContext> {
+  const isSecret = key.startsWith(SECRET_KEY_PREFIX);
+  const isPublic = key.startsWith(PUBLIC_KEY_PREFIX);
+  if (!isSecret && !isPublic) throw invalidKey('Invalid API key: keys start with pk_ (public) or sk_ (secret)');
+  // The key type is checked before the lookup so the message always names the type needed.
+  if (mode === AuthMode.secret && isPublic) throw invalidKey(NEEDS_SECRET);
+  if (mode === AuthMode.public && isSecret) throw invalidKey(NEEDS_PUBLIC);
+  const project = await projectByKey(db, key);
+  if (!project) throw invalidKey('Invalid API key');
+  return project;
+}
+
+async function authenticate(db: Kysely<Database>, sessions: Sessions, request: FastifyRequest): Promise<void> {
+  const mode = request.routeOptions.config.auth ?? AuthMode.secret;
+  if (mode === AuthMode.none || request.is404) return;
+
+  const key = mode === AuthMode.user ? undefined : bearerToken(request);
+  if (key) {
+    request.project = await authenticateKey(db, mode, key);
+  } else if (mode === AuthMode.public) {
+    throw unauthorized('Missing API key: send "Authorization: Bearer <public key (pk_…)>"');
+  } else {
+    const userId = await sessionUser(request, sessions);
+    if (!userId) {
+      throw unauthorized(
+        mode === AuthMode.user
+          ? 'Not signed in: log in with POST /auth/login'
+          : 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"',
+      );
+    }
+    request.user = { id: userId };
+    if (mode === AuthMode.secret) {
+      const header = request.headers['x-project-id'];
+      const projectId = Array.isArray(header) ? header[0] : header;
+      if (!projectId) throw unauthorized('Send the X-Project-Id header with the session cookie, or use an API key');
+      const project = isUuid(projectId) ? await projectByMembership(db, userId, projectId) : undefined;
+      if (!project) throw new ApiError(403, ErrorCode.FORBIDDEN, 'You are not a member of this project');
+      request.project = project;
+    }
+  }
+
+  if (request.project) {
+    request.log = request.log.child({ projectId: request.project.id });
+    if (request.project.disabled && mode !== AuthMode.user) {
+      throw new ApiError(403, ErrorCode.PROJECT_DISABLED, 'This project is disabled; an operator must re-enable it');
+    }
+  }
+}
+
+/**
+ * Enforces each route's declared `config.auth` before anything else runs, so key-type
+ * rules hold for every route, present and future, without code in handlers.
+ */
+export const authPlugin = fp(
+  async (app: FastifyInstance, opts: { db: Kysely<Database>; sessions: Sessions }) => {
+    app.decorateRequest('project', undefined);
+    app.decorateRequest('user', undefined);
+    app.addHook('onRequest', async (request) => {
+      await authenticate(opts.db, opts.sessions, request);
+    });
+  },
+  { name: 'auth', dependencies: ['@fastify/cookie'] },
+);

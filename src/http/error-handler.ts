@@ -1,0 +1,56 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ZodError } from 'zod';
+import { ApiError, ErrorCode, LegacyBadRequest, sendApiError, VALIDATION_MESSAGE } from './errors.js';
+import { toFieldErrors, zodToFieldErrors } from './validation.js';
+
+/** Fastify's own client errors, with the message a caller can act on. */
+const FASTIFY_ERRORS: Record<string, { status: number; code: string; message?: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: ErrorCode.BAD_REQUEST, message: 'Malformed JSON in request body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: ErrorCode.BAD_REQUEST, message: 'Body cannot be empty when Content-Type is application/json' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: ErrorCode.PAYLOAD_TOO_LARGE, message: 'Request body is too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCode.BAD_REQUEST },
+};
+
+function toApiError(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  if (err instanceof ZodError) {
+    return new ApiError(422, ErrorCode.VALIDATION_ERROR, VALIDATION_MESSAGE, { errors: zodToFieldErrors(err) });
+  }
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const context = 'validationContext' in err ? String(err.validationContext) : undefined;
+    return new ApiError(422, ErrorCode.VALIDATION_ERROR, VALIDATION_MESSAGE, { errors: toFieldErrors(err.validation, context) });
+  }
+  const fe = err as Partial<FastifyError>;
+  const known = fe.code ? FASTIFY_ERRORS[fe.code] : undefined;
+  if (known) return new ApiError(known.status, known.code, known.message ?? fe.message ?? 'Bad request');
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ApiError(fe.statusCode, fe.statusCode === 404 ? ErrorCode.NOT_FOUND : ErrorCode.BAD_REQUEST, fe.message ?? 'Bad request');
+  }
+  return undefined;
+}
+
+/** One place shapes every failure into the spec's envelope; 5xx messages are masked. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    if (err instanceof LegacyBadRequest) return reply.code(400).send({ error: err.message });
+    const apiError = toApiError(err);
+    if (apiError) {
+      if (apiError.statusCode >= 500) request.log.error({ err }, 'request failed');
+      return sendApiError(request, reply, apiError);
+    }
+    request.log.error({ err }, 'unhandled error');
+    return sendApiError(
+      request,
+      reply,
+      new ApiError(500, ErrorCode.INTERNAL_SERVER_ERROR, 'An unexpected error occurred', {
+        suggestion: `Retry later; if it persists, contact the operator with requestId ${request.id}`,
+      }),
+    );
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendApiError(request, reply, new ApiError(404, ErrorCode.NOT_FOUND, `Route ${request.method} ${request.url.split('?')[0]} not found`)),
+  );
+}

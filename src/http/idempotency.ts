@@ -1,0 +1,154 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { ApiError, ErrorCode, validationError } from './errors.js';
+
+const HEADER = 'idempotency-key';
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
+/** The Idempotency-Key of a request on an idempotent route. */
+export interface IdempotencyClaim {
+  readonly key: string;
+  /**
+   * Records the key inside the transaction that performs the request, so the work and
+   * the key commit (or roll back) together. A concurrent request with the same key
+   * waits for that transaction, then finds the key taken: exactly one is performed.
+   * Throws 409 IDEMPOTENCY_KEY_REUSED when the key is already used.
+   */
+  claim(trx: Transaction<Database>, statusCode?: number): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: IdempotencyClaim & { claimed: boolean };
+  }
+}
+
+interface Options {
+  db: Kysely<Database>;
+  ttlHours: number;
+}
+
+function readKey(request: FastifyRequest): string | undefined {
+  const raw = request.headers[HEADER];
+  if (raw === undefined) return undefined;
+  const key = Array.isArray(raw) ? raw.join(',') : raw;
+  const problem =
+    key.length < 1 ? { code: 'too_small', message: 'Idempotency-Key must not be empty' }
+    : key.length > 255 ? { code: 'too_big', message: 'Idempotency-Key must be at most 255 characters' }
+    : !PRINTABLE_ASCII.test(key) ? { code: 'invalid_string', message: 'Idempotency-Key must be printable ASCII' }
+    : undefined;
+  if (problem) throw validationError([{ field: 'Idempotency-Key', ...problem }]);
+  return key;
+}
+
+const requestPath = (request: FastifyRequest) => request.url.split('?')[0] ?? request.url;
+
+async function reusedError(db: Kysely<Database>, projectId: string, key: string): Promise<ApiError> {
+  const row = await db
+    .selectFrom('idempotency_keys')
+    .select(['method', 'path', 'status_code', 'created_at'])
+    .where('project_id', '=', projectId)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  return new ApiError(409, ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was already used; the request was not performed again', {
+    details: {
+      key,
+      ...(row && {
+        originalRequest: { method: row.method, path: row.path },
+        originalRequestAt: row.created_at.toISOString(),
+        originalStatusCode: row.status_code,
+      }),
+    },
+    suggestion: 'Send a new Idempotency-Key for a new request',
+  });
+}
+
+/**
+ * Inserts the key unless a live (unexpired) one exists; an expired row is taken over.
+ * Returns false when the key is taken.
+ */
+async function insertKey(
+  db: Kysely<Database> | Transaction<Database>,
+  row: { project_id: string; key: string; method: string; path: string; status_code: number },
+  ttlHours: number,
+): Promise<boolean> {
+  const inserted = await db
+    .insertInto('idempotency_keys')
+    .values(row)
+    .onConflict((oc) =>
+      oc
+        .columns(['project_id', 'key'])
+        .doUpdateSet({ method: row.method, path: row.path, status_code: row.status_code, created_at: sql`now()` })
+        .where('idempotency_keys.created_at', '<', sql<Date>`now() - make_interval(hours => ${ttlHours})`),
+    )
+    .returning('key')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/**
+ * The Idempotency-Key mechanism for routes declaring `config.idempotent`. Handlers that
+ * write call `request.idempotency.claim(trx)` in their transaction; a request that
+ * answers 2xx or 5xx without claiming is recorded after the fact. A 4xx answer leaves
+ * the key free (its transaction rolled back).
+ */
+export const idempotencyPlugin = fp(
+  async (app: FastifyInstance, opts: Options) => {
+    app.decorateRequest('idempotency', undefined);
+
+    app.addHook('preHandler', async (request) => {
+      if (!request.routeOptions.config.idempotent || !request.project) return;
+      const key = readKey(request);
+      if (key === undefined) return;
+      const projectId = request.project.id;
+      const live = await opts.db
+        .selectFrom('idempotency_keys')
+        .select('key')
+        .where('project_id', '=', projectId)
+        .where('key', '=', key)
+        .where('created_at', '>=', sql<Date>`now() - make_interval(hours => ${opts.ttlHours})`)
+        .executeTakeFirst();
+      if (live) throw await reusedError(opts.db, projectId, key);
+      const base = { project_id: projectId, key, method: request.method, path: requestPath(request) };
+      request.idempotency = {
+        key,
+        claimed: false,
+        async claim(trx, statusCode = 200) {
+          if (this.claimed) return;
+          if (!(await insertKey(trx, { ...base, status_code: statusCode }, opts.ttlHours))) {
+            throw await reusedError(opts.db, projectId, key);
+          }
+          this.claimed = true;
+        },
+      };
+    });
+
+    app.addHook('onResponse', async (request, reply) => {
+      const idem = request.idempotency;
+      if (!idem || idem.claimed || !request.project) return;
+      const status = reply.statusCode;
+      if (status >= 400 && status < 500) return;
+      try {
+        await insertKey(
+          opts.db,
+          { project_id: request.project.id, key: idem.key, method: request.method, path: requestPath(request), status_code: status },
+          opts.ttlHours,
+        );
+      } catch (err) {
+        request.log.error({ err }, 'could not record Idempotency-Key');
+      }
+    });
+  },
+  { name: 'idempotency', dependencies: ['auth'] },
+);
+
+/** Deletes keys older than the TTL; run by the cron job. Returns how many went. */
+export async function deleteExpiredIdempotencyKeys(db: Kysely<Database>, ttlHours: number): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', sql<Date>`now() - make_interval(hours => ${ttlHours})`)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

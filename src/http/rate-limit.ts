@@ -1,0 +1,95 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+import { ApiError, ErrorCode } from './errors.js';
+
+const WINDOW_MS = 60_000;
+
+/** Counts hits of a key within the current fixed one-minute window. */
+export interface RateLimitStore {
+  /** Increments and returns the count for `key` in the window starting at `windowStart`. */
+  hit(key: string, windowStart: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Per-process counters; the default when REDIS_URL is unset. */
+export function memoryStore(): RateLimitStore {
+  let window = 0;
+  let counts = new Map<string, number>();
+  return {
+    async hit(key, windowStart) {
+      if (windowStart !== window) {
+        window = windowStart;
+        counts = new Map();
+      }
+      const n = (counts.get(key) ?? 0) + 1;
+      counts.set(key, n);
+      return n;
+    },
+    async close() {},
+  };
+}
+
+/** Counters shared by every API process through Redis (INCR + PEXPIRE in one round trip). */
+export function redisStore(url: string, onError: (err: unknown) => void): RateLimitStore {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  redis.on('error', onError);
+  return {
+    async hit(key, windowStart) {
+      const redisKey = `ratelimit:${key}:${windowStart}`;
+      const result = await redis.multi().incr(redisKey).pexpire(redisKey, WINDOW_MS * 2).exec();
+      const count = result?.[0]?.[1];
+      if (typeof count !== 'number') throw new Error('unexpected Redis reply');
+      return count;
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+function limitKey(request: FastifyRequest): string | undefined {
+  const mode = request.routeOptions.config.rateLimit;
+  if (mode === false) return undefined;
+  if (mode === 'ip') return `ip:${request.ip}`;
+  return request.project ? `project:${request.project.id}` : undefined;
+}
+
+function setHeaders(reply: FastifyReply, limit: number, remaining: number, resetSeconds: number): void {
+  reply.header('RateLimit-Limit', limit);
+  reply.header('RateLimit-Remaining', Math.max(0, remaining));
+  reply.header('RateLimit-Reset', resetSeconds);
+}
+
+/**
+ * Fixed one-minute windows per project (or per client IP on sign-in routes). Over the
+ * limit: 429 RATE_LIMIT_EXCEEDED with Retry-After. A store failure lets requests through
+ * (logged) rather than taking the API down with Redis.
+ */
+export const rateLimitPlugin = fp(
+  async (app: FastifyInstance, opts: { limit: number; store: RateLimitStore }) => {
+    app.addHook('onRequest', async (request, reply) => {
+      const key = limitKey(request);
+      if (!key) return;
+      const now = Date.now();
+      const windowStart = now - (now % WINDOW_MS);
+      const resetSeconds = Math.ceil((windowStart + WINDOW_MS - now) / 1000);
+      let count: number;
+      try {
+        count = await opts.store.hit(key, windowStart);
+      } catch (err) {
+        request.log.warn({ err }, 'rate-limit store unavailable; request allowed');
+        return;
+      }
+      setHeaders(reply, opts.limit, opts.limit - count, resetSeconds);
+      if (count > opts.limit) {
+        throw new ApiError(429, ErrorCode.RATE_LIMIT_EXCEEDED, `Rate limit of ${opts.limit} requests per minute exceeded`, {
+          headers: { 'Retry-After': String(resetSeconds) },
+          suggestion: `Retry after ${resetSeconds} seconds`,
+        });
+      }
+    });
+    app.addHook('onClose', async () => opts.store.close());
+  },
+  { name: 'rate-limit', dependencies: ['auth'] },
+);

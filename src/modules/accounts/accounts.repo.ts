@@ -1,0 +1,54 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database, UserRow } from '../../db/schema.js';
+import { conflict } from '../../http/errors.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { User } from './accounts.schema.js';
+
+export function rowToUser(row: UserRow): User {
+  return {
+    id: row.id,
+    email: row.email,
+    isAdmin: row.is_admin,
+    emailVerified: row.email_verified_at !== null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export async function findUserByEmail(db: Kysely<Database>, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
+}
+
+export async function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Inserts a user; the first user of an empty instance becomes its admin. 409 on a taken email. */
+export async function insertUser(
+  db: Kysely<Database>,
+  input: { email: string; passwordHash: string; isAdmin?: boolean },
+): Promise<UserRow> {
+  try {
+    return await db
+      .insertInto('users')
+      .values({
+        email: input.email.toLowerCase(),
+        password_hash: input.passwordHash,
+        is_admin: input.isAdmin ?? sql<boolean>`NOT EXISTS (SELECT 1 FROM users)`,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('An account with this email already exists');
+    throw err;
+  }
+}
+
+export async function updatePasswordHash(db: Kysely<Database>, userId: string, passwordHash: string): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, updated_at: sql`now()` })
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppDeps } from '../../app-deps.js';
+import { ApiError, ErrorCode, notFound } from '../../http/errors.js';
+import { findProjectOfUser, insertProject, listProjectsOfUser, rowToProject } from './projects.repo.js';
+import { CreateProjectBody, Project, ProjectIdParams, UpdateProjectBody } from './projects.schema.js';
+import { regenerateProjectKeys, removeProject, updateProjectSettings } from './projects.service.js';
+
+function userId(request: FastifyRequest): string {
+  if (!request.user) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Not signed in: log in with POST /auth/login');
+  return request.user.id;
+}
+
+export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const config = { auth: 'user' } as const;
+  const tags = ['Projects'];
+
+  r.get('/users/@me/projects', {
+    config,
+    schema: { tags, summary: 'Projects you belong to, with their keys', response: { 200: z.array(Project) } },
+    handler: async (request) => (await listProjectsOfUser(deps.db, userId(request))).map(rowToProject),
+  });
+
+  r.post('/users/@me/projects', {
+    config,
+    schema: { tags, summary: 'Create a project (you become its OWNER)', body: CreateProjectBody, response: { 201: Project } },
+    handler: async (request, reply) => {
+      const project = await insertProject(deps.db, { name: request.body.name, ownerId: userId(request) });
+      return reply.code(201).send(rowToProject(project));
+    },
+  });
+
+  r.get('/users/@me/projects/:id', {
+    config,
+    schema: { tags, summary: 'One of your projects', params: ProjectIdParams, response: { 200: Project } },
+    handler: async (request) => {
+      const project = await findProjectOfUser(deps.db, userId(request), request.params.id);
+      if (!project) throw notFound('Project');
+      return rowToProject(project);
+    },
+  });
+
+  r.patch('/users/@me/projects/:id', {
+    config,
+    schema: { tags, summary: 'Update name or tracking (OWNER, ADMIN)', params: ProjectIdParams, body: UpdateProjectBody, response: { 200: Project } },
+    handler: async (request) =>
+      rowToProject(await updateProjectSettings(deps.db, { userId: userId(request), projectId: request.params.id, patch: request.body })),
+  });
+
+  r.delete('/users/@me/projects/:id', {
+    config,
+    schema: { tags, summary: 'Delete a project and all its data (OWNER)', params: ProjectIdParams },
+    handler: async (request, reply) => {
+      await removeProject(deps.db, { userId: userId(request), projectId: request.params.id });
+      return reply.code(204).send();
+    },
+  });
+
+  r.post('/users/@me/projects/:id/regenerate-keys', {
+    config,
+    schema: { tags, summary: 'Replace both API keys at once (OWNER, ADMIN); the old ones stop working immediately', params: ProjectIdParams, response: { 200: Project } },
+    handler: async (request) =>
+      rowToProject(await regenerateProjectKeys(deps.db, { userId: userId(request), projectId: request.params.id })),
+  });
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { PROJECT_ROLES, TRACKING_MODES } from '../../db/schema.js';
+
+export const Project = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    public: z.string().describe('Public key (pk_…): POST /v1/track only'),
+    secret: z.string().describe('Secret key (sk_…): every other endpoint'),
+    disabled: z.boolean(),
+    tracking: z.enum(TRACKING_MODES),
+    role: z.enum(PROJECT_ROLES).describe('Your role in this project'),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Project' });
+export type Project = z.infer<typeof Project>;
+
+const name = z.string().trim().min(1, 'Name must not be empty').max(100);
+
+export const CreateProjectBody = z.object({ name });
+export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
+
+export const UpdateProjectBody = z.object({
+  name: name.optional(),
+  tracking: z.enum(TRACKING_MODES).optional(),
+});
+export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
+
+export const ProjectIdParams = z.object({ id: z.string() });

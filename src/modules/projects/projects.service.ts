@@ -1,0 +1,60 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, ProjectRole } from '../../db/schema.js';
+import { forbidden, notFound } from '../../http/errors.js';
+import {
+  deleteProject,
+  findProjectOfUser,
+  type MemberProjectRow,
+  replaceProjectKeys,
+  updateProject,
+} from './projects.repo.js';
+import type { UpdateProjectBody } from './projects.schema.js';
+
+/** What each role may do to a project (DESIGN §4). */
+const CAN = {
+  manage: ['OWNER', 'ADMIN'],
+  delete: ['OWNER'],
+} as const satisfies Record<string, readonly ProjectRole[]>;
+
+async function lockMemberProject(
+  trx: Transaction<Database>,
+  userId: string,
+  projectId: string,
+  allowed: readonly ProjectRole[],
+  action: string,
+): Promise<MemberProjectRow> {
+  const project = await findProjectOfUser(trx, userId, projectId, { forUpdate: true });
+  if (!project) throw notFound('Project');
+  if (!allowed.includes(project.role)) throw forbidden(`Only ${allowed.join(' or ')} members can ${action} this project`);
+  return project;
+}
+
+export async function updateProjectSettings(
+  db: Kysely<Database>,
+  input: { userId: string; projectId: string; patch: UpdateProjectBody },
+): Promise<MemberProjectRow> {
+  return db.transaction().execute(async (trx) => {
+    const project = await lockMemberProject(trx, input.userId, input.projectId, CAN.manage, 'change');
+    if (input.patch.name === undefined && input.patch.tracking === undefined) return project;
+    const row = await updateProject(trx, project.id, input.patch);
+    return { ...row, role: project.role };
+  });
+}
+
+export async function regenerateProjectKeys(
+  db: Kysely<Database>,
+  input: { userId: string; projectId: string },
+): Promise<MemberProjectRow> {
+  return db.transaction().execute(async (trx) => {
+    const project = await lockMemberProject(trx, input.userId, input.projectId, CAN.manage, 'rotate the keys of');
+    const row = await replaceProjectKeys(trx, project.id);
+    return { ...row, role: project.role };
+  });
+}
+
+export async function removeProject(db: Kysely<Database>, input: { userId: string; projectId: string }): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const project = await lockMemberProject(trx, input.userId, input.projectId, CAN.delete, 'delete');
+    await deleteProject(trx, project.id);
+  });
+}

@@ -1,0 +1,96 @@
+import net from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Runner } from 'graphile-worker';
+import pino from 'pino';
+import { buildApp, REDACT } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { migrateToLatest } from './db/migrate.js';
+import { DatabaseStartError, openDatabase, type OpenDatabase } from './db/open.js';
+import { memoryStore, redisStore } from './http/rate-limit.js';
+import { createSessions } from './http/session.js';
+import { startWorker } from './worker.js';
+
+/** Prints one clear line and exits non-zero: for failures a self-hoster can fix. */
+function fail(message: string): never {
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(1);
+}
+
+/** Fails before the database starts when the port is taken, instead of after. */
+async function assertPortFree(config: Config): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(config.port, config.host, () => srv.close(() => resolve()));
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') fail(`port ${config.port} on ${config.host} is already in use (set PORT to a free port)`);
+    if (err.code === 'EACCES') fail(`no permission to listen on port ${config.port} (set PORT to a port above 1023)`);
+    fail(`cannot listen on ${config.host}:${config.port}: ${err.message}`);
+  });
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message);
+    throw err;
+  }
+  const log = pino({ level: config.logLevel, redact: REDACT });
+  const serveApi = config.role !== 'worker';
+  const runJobs = config.role !== 'api';
+  if (serveApi) await assertPortFree(config);
+
+  let database: OpenDatabase;
+  try {
+    database = await openDatabase(config, { onPostgresLog: (line) => log.debug({ component: 'postgres' }, line) });
+  } catch (err) {
+    if (err instanceof DatabaseStartError || err instanceof ConfigError) fail(err.message);
+    throw err;
+  }
+  await migrateToLatest(database.db, database.pool);
+
+  let app: FastifyInstance | undefined;
+  let runner: Runner | undefined;
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      log.warn(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down: draining requests and jobs');
+    await app?.close();
+    await runner?.stop();
+    await database.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  const deps = { config, db: database.db };
+  if (runJobs) runner = await startWorker({ pool: database.pool, deps, log });
+  if (serveApi) {
+    const store = config.redisUrl ? redisStore(config.redisUrl, (err) => log.warn({ err }, 'redis error')) : memoryStore();
+    app = await buildApp({ ...deps, sessions: createSessions(config.secret, config.publicUrl) }, { logger: log, rateLimitStore: store });
+    try {
+      await app.listen({ port: config.port, host: config.host });
+    } catch (err) {
+      await runner?.stop();
+      await database.close();
+      fail(`cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  log.info(
+    { role: config.role, database: database.embedded ? 'embedded' : 'external', mail: config.smtpUrl ? 'smtp' : 'capture' },
+    serveApi ? `ready: API on ${config.publicUrl}` : 'ready: worker running',
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  if (err instanceof Error && err.cause) process.stderr.write(`  cause: ${String(err.cause)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { connect, type Db } from '../../src/db/connection.js';
+import { memoryStore, type RateLimitStore } from '../../src/http/rate-limit.js';
+import { createSessions } from '../../src/http/session.js';
+
+export const TEST_SECRET = 'test-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  db: Db;
+  close(): Promise<void>;
+}
+
+/** A test configuration over the shared test database; `env` overrides variables. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ DATABASE_URL: inject('databaseUrl'), SECRET: TEST_SECRET, LOG_LEVEL: 'silent', ...env });
+}
+
+/**
+ * Builds the real app on the test database. `extend` registers extra routes (test-only
+ * routes) before the app is ready.
+ */
+export async function createTestApp(
+  opts: { env?: Record<string, string>; store?: RateLimitStore; extend?: (app: FastifyInstance, db: Db) => void } = {},
+): Promise<TestApp> {
+  const config = testConfig(opts.env);
+  const db = connect(inject('databaseUrl'), { max: 10 });
+  const app = await buildApp(
+    { config, db: db.db, sessions: createSessions(config.secret, config.publicUrl) },
+    { rateLimitStore: opts.store ?? memoryStore() },
+  );
+  opts.extend?.(app, db);
+  await app.ready();
+  return {
+    app,
+    config,
+    db,
+    async close() {
+      await app.close();
+      await db.close();
+    },
+  };
+}

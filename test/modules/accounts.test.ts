@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { sessionCookie, signUp, uniqueEmail } from '../helpers/accounts.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const noHash = (body: string) => expect(body).not.toMatch(/argon2|password/i);
+
+describe('accounts', () => {
+  it('signs up with 201, sets an HttpOnly SameSite=Lax session cookie, and returns the user without a hash', async () => {
+    const email = uniqueEmail();
+    const res = await t.app.inject({ method: 'POST', url: '/auth/signup', payload: { email, password: 'longenough' } });
+    expect(res.statusCode).toBe(201);
+    const user = res.json();
+    expect(user).toMatchObject({ email, emailVerified: false });
+    expect(user.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Object.keys(user).sort()).toEqual(['createdAt', 'email', 'emailVerified', 'id', 'isAdmin', 'updatedAt']);
+    noHash(res.body);
+    const cookie = String(res.headers['set-cookie']);
+    expect(cookie).toMatch(/^session=/);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/Max-Age=604800/);
+    expect(cookie).not.toMatch(/Secure/);
+    const row = await t.db.db.selectFrom('users').select('password_hash').where('id', '=', user.id).executeTakeFirstOrThrow();
+    expect(row.password_hash).toMatch(/^\$argon2id\$/);
+  });
+
+  it('rejects a short password and a bad email with 422 field errors', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/auth/signup', payload: { email: 'nope', password: 'short' } });
+    expect(res.statusCode).toBe(422);
+    const body = res.json();
+    expect(body.error.code).toBe('VALIDATION_ERROR');
+    expect(body.error.message).toBe('Request validation failed');
+    expect(body.error.errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ field: 'email', code: 'invalid_string' }),
+        expect.objectContaining({ field: 'password', code: 'too_small' }),
+      ]),
+    );
+  });
+
+  it('treats emails case-insensitively: a second signup with other case is 409, login works with any case', async () => {
+    const email = uniqueEmail('Mixed');
+    await signUp(t.app, email, 'password-one');
+    const dup = await t.app.inject({ method: 'POST', url: '/auth/signup', payload: { email: email.toUpperCase(), password: 'password-two' } });
+    expect(dup.statusCode).toBe(409);
+    expect(dup.json().error.code).toBe('CONFLICT');
+    const login = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: email.toUpperCase(), password: 'password-one' } });
+    expect(login.statusCode).toBe(200);
+    expect(login.json().email).toBe(email.toLowerCase());
+    noHash(login.body);
+  });
+
+  it('refuses a wrong password or unknown email with the same 401', async () => {
+    const user = await signUp(t.app);
+    const wrong = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: 'not-it-at-all' } });
+    const unknown = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: uniqueEmail(), password: 'whatever1' } });
+    expect(wrong.statusCode).toBe(401);
+    expect(unknown.statusCode).toBe(401);
+    expect(wrong.json().error.message).toBe(unknown.json().error.message);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('returns the signed-in user at /users/@me and 401 without or after logout', async () => {
+    const user = await signUp(t.app);
+    const me = await t.app.inject({ method: 'GET', url: '/users/@me', headers: { cookie: user.cookie } });
+    expect(me.statusCode).toBe(200);
+    expect(me.json()).toMatchObject({ id: user.id, email: user.email });
+    noHash(me.body);
+
+    const anon = await t.app.inject({ method: 'GET', url: '/users/@me' });
+    expect(anon.statusCode).toBe(401);
+    expect(anon.json().error.code).toBe('UNAUTHORIZED');
+
+    const tampered = await t.app.inject({ method: 'GET', url: '/users/@me', headers: { cookie: `${user.cookie}x` } });
+    expect(tampered.statusCode).toBe(401);
+
+    const out = await t.app.inject({ method: 'GET', url: '/auth/logout', headers: { cookie: user.cookie } });
+    expect(out.statusCode).toBe(200);
+    expect(String(out.headers['set-cookie'])).toMatch(/^session=;.*Expires=Thu, 01 Jan 1970/);
+  });
+
+  it('does not accept an API key on account routes', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/users/@me', headers: { authorization: 'Bearer sk_whatever' } });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('refuses signup with 403 when SIGNUP_ENABLED=false, and says so in /config', async () => {
+    const closed = await createTestApp({ env: { SIGNUP_ENABLED: 'false' } });
+    try {
+      const res = await closed.app.inject({ method: 'POST', url: '/auth/signup', payload: { email: uniqueEmail(), password: 'longenough' } });
+      expect(res.statusCode).toBe(403);
+      expect(res.json().error.code).toBe('FORBIDDEN');
+      const cfg = await closed.app.inject({ method: 'GET', url: '/config' });
+      expect(cfg.json()).toEqual({ signupEnabled: false, oauthProviders: [], billingEnabled: false });
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it('marks the session cookie Secure when PUBLIC_URL is https', async () => {
+    const secure = await createTestApp({ env: { PUBLIC_URL: 'https://mail.example.com' } });
+    try {
+      const res = await secure.app.inject({ method: 'POST', url: '/auth/signup', payload: { email: uniqueEmail(), password: 'longenough' } });
+      expect(String(res.headers['set-cookie'])).toMatch(/Secure/);
+      expect(sessionCookie(res.headers['set-cookie'])).toMatch(/^session=ey/);
+    } finally {
+      await secure.close();
+    }
+  });
+});
