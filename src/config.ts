@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -146,10 +146,20 @@ function pair(id: string | undefined, secret: string | undefined, idName: string
   return { clientId: id, clientSecret: secret };
 }
 
+/**
+ * mkdir -p one level at a time: Node's recursive mkdirSync loops forever on some
+ * pseudo file systems (/proc), this fails with their error instead.
+ */
+function makeDirs(dir: string): void {
+  if (existsSync(dir)) return;
+  makeDirs(path.dirname(dir));
+  mkdirSync(dir);
+}
+
 /** Ensures DATA_DIR exists and is writable; throws a ConfigError naming it otherwise. */
 export function ensureDataDir(dataDir: string): void {
   try {
-    mkdirSync(dataDir, { recursive: true });
+    makeDirs(path.resolve(dataDir));
     accessSync(dataDir, constants.W_OK);
   } catch (err) {
     const reason = err instanceof Error && 'code' in err ? String(err.code) : 'not writable';

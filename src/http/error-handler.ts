@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
 import { ApiError, ErrorCode, LegacyBadRequest, sendApiError, VALIDATION_MESSAGE } from './errors.js';
@@ -13,14 +13,24 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; message?: s
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCode.BAD_REQUEST },
 };
 
-function toApiError(err: unknown): ApiError | undefined {
+function validatedInput(request: FastifyRequest, context: string | undefined): unknown {
+  if (context === 'body') return request.body;
+  if (context === 'querystring') return request.query;
+  if (context === 'params') return request.params;
+  if (context === 'headers') return request.headers;
+  return undefined;
+}
+
+function toApiError(err: unknown, request: FastifyRequest): ApiError | undefined {
   if (err instanceof ApiError) return err;
   if (err instanceof ZodError) {
     return new ApiError(422, ErrorCode.VALIDATION_ERROR, VALIDATION_MESSAGE, { errors: zodToFieldErrors(err) });
   }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const context = 'validationContext' in err ? String(err.validationContext) : undefined;
-    return new ApiError(422, ErrorCode.VALIDATION_ERROR, VALIDATION_MESSAGE, { errors: toFieldErrors(err.validation, context) });
+    return new ApiError(422, ErrorCode.VALIDATION_ERROR, VALIDATION_MESSAGE, {
+      errors: toFieldErrors(err.validation, context, validatedInput(request, context)),
+    });
   }
   const fe = err as Partial<FastifyError>;
   const known = fe.code ? FASTIFY_ERRORS[fe.code] : undefined;
@@ -35,7 +45,7 @@ function toApiError(err: unknown): ApiError | undefined {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
     if (err instanceof LegacyBadRequest) return reply.code(400).send({ error: err.message });
-    const apiError = toApiError(err);
+    const apiError = toApiError(err, request);
     if (apiError) {
       if (apiError.statusCode >= 500) request.log.error({ err }, 'request failed');
       return sendApiError(request, reply, apiError);

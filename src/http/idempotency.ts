@@ -90,9 +90,9 @@ async function insertKey(
 
 /**
  * The Idempotency-Key mechanism for routes declaring `config.idempotent`. Handlers that
- * write call `request.idempotency.claim(trx)` in their transaction; a request that
- * answers 2xx or 5xx without claiming is recorded after the fact. A 4xx answer leaves
- * the key free (its transaction rolled back).
+ * write call `request.idempotency.claim(trx)` in their transaction; a 2xx answer
+ * without a claim, and any 5xx (whose transaction rolled back), is recorded as the
+ * answer is sent. A 4xx answer leaves the key free (its transaction rolled back).
  */
 export const idempotencyPlugin = fp(
   async (app: FastifyInstance, opts: Options) => {
@@ -125,11 +125,11 @@ export const idempotencyPlugin = fp(
       };
     });
 
-    app.addHook('onResponse', async (request, reply) => {
+    // Recorded before the answer leaves, so an immediate retry already finds the key.
+    app.addHook('onSend', async (request, reply, payload) => {
       const idem = request.idempotency;
-      if (!idem || idem.claimed || !request.project) return;
       const status = reply.statusCode;
-      if (status >= 400 && status < 500) return;
+      if (!idem || !request.project || (status >= 400 && status < 500) || (idem.claimed && status < 500)) return payload;
       try {
         await insertKey(
           opts.db,
@@ -139,6 +139,7 @@ export const idempotencyPlugin = fp(
       } catch (err) {
         request.log.error({ err }, 'could not record Idempotency-Key');
       }
+      return payload;
     });
   },
   { name: 'idempotency', dependencies: ['auth'] },

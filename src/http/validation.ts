@@ -23,13 +23,33 @@ function fieldName(path: string, context: string | undefined): string {
   return context === 'body' || !context ? 'body' : context;
 }
 
-/** Maps fastify/zod validation errors onto the envelope's `errors[]`. */
-export function toFieldErrors(validation: readonly FastifySchemaValidationError[], context?: string): FieldError[] {
-  return validation.map((v) => ({
-    field: fieldName(v.instancePath, context),
-    message: v.message ?? 'Invalid value',
-    code: fieldCode(v.keyword, v.params),
-  }));
+function valueAt(input: unknown, segments: string[]): unknown {
+  let current = input;
+  for (const segment of segments) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}
+
+/**
+ * Maps fastify/zod validation errors onto the envelope's `errors[]`. With the validated
+ * `input`, a missing field reads as `invalid_type` "Required" whatever the schema type.
+ */
+export function toFieldErrors(
+  validation: readonly FastifySchemaValidationError[],
+  context?: string,
+  input?: unknown,
+): FieldError[] {
+  return validation.map((v) => {
+    const segments = v.instancePath.split('/').filter(Boolean);
+    const missing = input !== undefined && segments.length > 0 && valueAt(input, segments) === undefined;
+    return {
+      field: fieldName(v.instancePath, context),
+      message: missing ? 'Required' : (v.message ?? 'Invalid value'),
+      code: missing ? 'invalid_type' : fieldCode(v.keyword, v.params),
+    };
+  });
 }
 
 /** Same mapping for a ZodError raised by a manual `schema.parse` in a service. */

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -25,13 +25,18 @@ export function testConfig(env: Record<string, string> = {}): Config {
  * routes) before the app is ready.
  */
 export async function createTestApp(
-  opts: { env?: Record<string, string>; store?: RateLimitStore; extend?: (app: FastifyInstance, db: Db) => void } = {},
+  opts: {
+    env?: Record<string, string>;
+    store?: RateLimitStore;
+    logger?: FastifyBaseLogger;
+    extend?: (app: FastifyInstance, db: Db) => void;
+  } = {},
 ): Promise<TestApp> {
   const config = testConfig(opts.env);
   const db = connect(inject('databaseUrl'), { max: 10 });
   const app = await buildApp(
     { config, db: db.db, sessions: createSessions(config.secret, config.publicUrl) },
-    { rateLimitStore: opts.store ?? memoryStore() },
+    { rateLimitStore: opts.store ?? memoryStore(), logger: opts.logger },
   );
   opts.extend?.(app, db);
   await app.ready();

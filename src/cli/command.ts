@@ -1,0 +1,73 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { type FlagSpecs, type FlagValues, flagsSynopsis, parseFlags } from './flags.js';
+
+export interface CommandContext<F extends FlagSpecs> {
+  readonly db: Kysely<Database>;
+  readonly flags: FlagValues<F>;
+  /** Writes one line to stdout. */
+  readonly print: (line: string) => void;
+}
+
+/** How a command is written: its flags and what it does with them. */
+export interface CommandDefinition<F extends FlagSpecs> {
+  /** What the operator types: `create-user`. */
+  readonly name: string;
+  /** One line for `help`. */
+  readonly summary: string;
+  readonly flags: F;
+  /** Throw a CliError (or an ApiError) for failures the operator can fix. */
+  run(ctx: CommandContext<F>): Promise<void>;
+}
+
+/** A command of the table, its flag types erased: flags are parsed before the database opens. */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  readonly flags: FlagSpecs;
+  /** `create-user --email EMAIL --password PASSWORD [--admin]` */
+  readonly usage: string;
+  /** Parses argv (throws UsageError/CliError) and returns the work to do once the database is open. */
+  parse(argv: readonly string[]): (db: Kysely<Database>, print: (line: string) => void) => Promise<void>;
+}
+
+export function defineCommand<F extends FlagSpecs>(def: CommandDefinition<F>): Command {
+  const synopsis = flagsSynopsis(def.flags);
+  return {
+    name: def.name,
+    summary: def.summary,
+    flags: def.flags,
+    usage: synopsis ? `${def.name} ${synopsis}` : def.name,
+    parse(argv) {
+      const flags = parseFlags(def.flags, argv);
+      return (db, print) => def.run({ db, flags, print });
+    },
+  };
+}
+
+/** The detailed usage of one command: synopsis, summary and each flag. */
+export function commandHelp(command: Command): string {
+  const lines = [`usage: npm run admin -- ${command.usage}`, '', `  ${command.summary}`];
+  const flags = Object.entries(command.flags);
+  if (flags.length > 0) lines.push('');
+  for (const [name, spec] of flags) {
+    const label = spec.type === 'boolean' ? `--${name}` : `--${name} ${spec.value}`;
+    lines.push(`  ${label.padEnd(24)} ${spec.description}`);
+  }
+  return lines.join('\n');
+}
+
+/** The list of every command. */
+export function overallHelp(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length)) + 2;
+  return [
+    'usage: npm run admin -- <command> [flags]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)} ${c.summary}`),
+    `  ${'help'.padEnd(width)} this list; "help <command>" for a command's flags`,
+    '',
+    'Database: DATABASE_URL when set, else the embedded PostgreSQL under DATA_DIR',
+    '(the running instance\'s, or started for the duration of the command).',
+  ].join('\n');
+}

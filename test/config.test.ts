@@ -1,0 +1,100 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'config-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const base = { DATA_DIR: dir, SECRET: 's'.repeat(32) };
+
+describe('config', () => {
+  it('applies the DESIGN §3 defaults', () => {
+    const c = loadConfig(base);
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      publicUrl: 'http://localhost:8080',
+      role: 'all',
+      databaseUrl: undefined,
+      smtpUrl: undefined,
+      dnsServers: [],
+      signupEnabled: true,
+      redisUrl: undefined,
+      rateLimitPerMinute: 1000,
+      idempotencyTtlHours: 24,
+      webhookAllowPrivate: false,
+      stripe: undefined,
+      oauth: { github: undefined, google: undefined },
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ ROLE: 'both' }, /ROLE/],
+    [{ SIGNUP_ENABLED: 'maybe' }, /SIGNUP_ENABLED/],
+    [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
+    [{ IDEMPOTENCY_TTL_HOURS: '1.5' }, /IDEMPOTENCY_TTL_HOURS/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ SMTP_URL: 'not a url' }, /SMTP_URL/],
+    [{ PUBLIC_URL: 'ftp://x' }, /PUBLIC_URL/],
+    [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
+    [{ DNS_SERVERS: '1.1.1.1,bad server' }, /DNS_SERVERS/],
+    [{ SECRET: 'short' }, /SECRET/],
+    [{ GITHUB_CLIENT_ID: 'id-only' }, /GITHUB_CLIENT_SECRET/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ])('fails fast naming the variable: %o', (env, name) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, ...env })).toThrow(name);
+  });
+
+  it('parses every variable', () => {
+    const c = loadConfig({
+      ...base,
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      PUBLIC_URL: 'https://mail.example.com/',
+      DATABASE_URL: 'postgres://u:p@db:5432/x',
+      ROLE: 'worker',
+      SMTP_URL: 'smtps://u:p@smtp.example.com:465',
+      DNS_SERVERS: '127.0.0.1:5353, [::1]:53,dns.example.com',
+      SIGNUP_ENABLED: 'false',
+      REDIS_URL: 'redis://localhost:6379',
+      RATE_LIMIT_PER_MINUTE: '50',
+      IDEMPOTENCY_TTL_HOURS: '48',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      STRIPE_SECRET_KEY: 'sk_test_x',
+      STRIPE_WEBHOOK_SECRET: 'whsec_x',
+      GOOGLE_CLIENT_ID: 'g',
+      GOOGLE_CLIENT_SECRET: 'gs',
+    });
+    expect(c).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      publicUrl: 'https://mail.example.com',
+      role: 'worker',
+      dnsServers: ['127.0.0.1:5353', '[::1]:53', 'dns.example.com'],
+      signupEnabled: false,
+      rateLimitPerMinute: 50,
+      idempotencyTtlHours: 48,
+      webhookAllowPrivate: true,
+      stripe: { secretKey: 'sk_test_x', webhookSecret: 'whsec_x' },
+      oauth: { github: undefined, google: { clientId: 'g', clientSecret: 'gs' } },
+    });
+  });
+
+  it('generates SECRET once into DATA_DIR and reuses it', () => {
+    const own = path.join(dir, 'gen');
+    const first = loadConfig({ DATA_DIR: own }).secret;
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(loadConfig({ DATA_DIR: own }).secret).toBe(first);
+    expect(readFileSync(path.join(own, 'secret'), 'utf8').trim()).toBe(first);
+    expect(statSync(path.join(own, 'secret')).mode & 0o777).toBe(0o600);
+  });
+
+  it('names DATA_DIR when it cannot be written', () => {
+    expect(() => loadConfig({ DATA_DIR: '/proc/not-writable' })).toThrow(/DATA_DIR/);
+  });
+});
