@@ -178,7 +178,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   return {
     url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`,
     stop: async () => {
-      await pg.stop();
+      // pg.stop() waits for an exit event that never comes when postgres already died.
+      const pid = readPostmasterPid(dir);
+      if (pid && processAlive(pid)) await pg.stop();
       running.delete(dir);
     },
   };

@@ -15,6 +15,7 @@ export interface UsersTable {
   password_hash: string | null;
   is_admin: Generated<boolean>;
   email_verified_at: Date | null;
+  sessions_valid_after: Timestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX } from '../lib/keys.js';
 import { isUuid } from '../lib/uuid.js';
 import { ApiError, ErrorCode } from './errors.js';
 import { AuthMode, type ProjectContext } from './context.js';
-import { SESSION_COOKIE, type Sessions } from './session.js';
+import { SESSION_COOKIE, type SessionClaims, type Sessions } from './session.js';
 
 const NEEDS_SECRET = 'This endpoint requires a secret key (sk_…), not a public key (pk_…)';
 const NEEDS_PUBLIC = 'This endpoint requires a public key (pk_…), not a secret key (sk_…)';
@@ -32,23 +32,33 @@ async function projectByKey(db: Kysely<Database>, key: string): Promise<ProjectC
   return row;
 }
 
+/** A session is live while its user exists and it was issued after their last password reset. */
+const liveSession = (issuedAtMs: number) => sql<boolean>`u.sessions_valid_after < to_timestamp(${issuedAtMs / 1000})`;
+
+async function sessionUserExists(db: Kysely<Database>, claims: SessionClaims): Promise<boolean> {
+  const row = await db
+    .selectFrom('users as u')
+    .select('u.id')
+    .where('u.id', '=', claims.userId)
+    .where(liveSession(claims.issuedAtMs))
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 async function projectByMembership(
   db: Kysely<Database>,
-  userId: string,
+  claims: SessionClaims,
   projectId: string,
 ): Promise<ProjectContext | undefined> {
   return db
     .selectFrom('memberships as m')
     .innerJoin('projects as p', 'p.id', 'm.project_id')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
     .select(['p.id', 'p.disabled', 'p.tracking', 'm.role'])
-    .where('m.user_id', '=', userId)
+    .where('m.user_id', '=', claims.userId)
     .where('m.project_id', '=', projectId)
+    .where(liveSession(claims.issuedAtMs))
     .executeTakeFirst();
-}
-
-async function sessionUser(request: FastifyRequest, sessions: Sessions): Promise<string | undefined> {
-  const token = request.cookies[SESSION_COOKIE];
-  return token ? sessions.verify(token) : undefined;
 }
 
 async function authenticateKey(db: Kysely<Database>, mode: AuthMode, key: string): Promise<ProjectContext> {
@@ -73,23 +83,26 @@ async function authenticate(db: Kysely<Database>, sessions: Sessions, request: F
   } else if (mode === AuthMode.public) {
     throw unauthorized('Missing API key: send "Authorization: Bearer <public key (pk_…)>"');
   } else {
-    const userId = await sessionUser(request, sessions);
-    if (!userId) {
+    const token = request.cookies[SESSION_COOKIE];
+    const claims = token ? await sessions.verify(token) : undefined;
+    if (!claims) {
       throw unauthorized(
         mode === AuthMode.user
           ? 'Not signed in: log in with POST /auth/login'
           : 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"',
       );
     }
-    request.user = { id: userId };
-    if (mode === AuthMode.secret) {
+    if (mode === AuthMode.user) {
+      if (!(await sessionUserExists(db, claims))) throw unauthorized('Your session has ended: log in again');
+    } else {
       const header = request.headers['x-project-id'];
       const projectId = Array.isArray(header) ? header[0] : header;
       if (!projectId) throw unauthorized('Send the X-Project-Id header with the session cookie, or use an API key');
-      const project = isUuid(projectId) ? await projectByMembership(db, userId, projectId) : undefined;
-      if (!project) throw new ApiError(403, ErrorCode.FORBIDDEN, 'You are not a member of this project');
+      const project = isUuid(projectId) ? await projectByMembership(db, claims, projectId) : undefined;
+      if (!project) throw new ApiError(403, ErrorCode.FORBIDDEN, 'You are not a member of this project (or your session has ended)');
       request.project = project;
     }
+    request.user = { id: claims.userId };
   }
 
   if (request.project) {

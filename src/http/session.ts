@@ -9,8 +9,13 @@ const SESSION_TTL_SECONDS = 7 * 24 * 60 * 60;
 export interface Sessions {
   issue(reply: FastifyReply, userId: string): Promise<void>;
   clear(reply: FastifyReply): void;
-  /** The user id of a valid token, or undefined. */
-  verify(token: string): Promise<string | undefined>;
+  /** The user id and issue time (unix milliseconds) of a valid token, or undefined. */
+  verify(token: string): Promise<SessionClaims | undefined>;
+}
+
+export interface SessionClaims {
+  userId: string;
+  issuedAtMs: number;
 }
 
 export function createSessions(secret: string, publicUrl: string): Sessions {
@@ -20,7 +25,8 @@ export function createSessions(secret: string, publicUrl: string): Sessions {
   const cookieOptions = { path: '/', httpOnly: true, sameSite: 'lax', secure } as const;
   return {
     async issue(reply, userId) {
-      const token = await new SignJWT({})
+      // iatMs: issue time in milliseconds, so a reset ends even sessions issued in the same second.
+      const token = await new SignJWT({ iatMs: Date.now() })
         .setProtectedHeader({ alg: 'HS256' })
         .setSubject(userId)
         .setIssuedAt()
@@ -34,7 +40,8 @@ export function createSessions(secret: string, publicUrl: string): Sessions {
     async verify(token) {
       try {
         const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
-        return typeof payload.sub === 'string' ? payload.sub : undefined;
+        if (typeof payload.sub !== 'string' || typeof payload.iatMs !== 'number') return undefined;
+        return { userId: payload.sub, issuedAtMs: payload.iatMs };
       } catch {
         return undefined;
       }

@@ -114,3 +114,22 @@ describe('accounts', () => {
     }
   });
 });
+
+describe('sessions after a password reset', () => {
+  it('refuses every session issued before the reset, on account and resource routes', async () => {
+    const { resetPassword } = await import('../../src/modules/accounts/accounts.service.js');
+    const user = await signUp(t.app);
+    const project = await t.app.inject({ method: 'POST', url: '/users/@me/projects', headers: { cookie: user.cookie }, payload: { name: 'P' } });
+    const projectId = project.json().id;
+    await resetPassword(t.db.db, user.email, 'a-brand-new-password');
+    const me = await t.app.inject({ method: 'GET', url: '/users/@me', headers: { cookie: user.cookie } });
+    expect(me.statusCode).toBe(401);
+    const list = await t.app.inject({ method: 'GET', url: '/users/@me/projects', headers: { cookie: user.cookie } });
+    expect(list.statusCode).toBe(401);
+    const login = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: 'a-brand-new-password' } });
+    expect(login.statusCode).toBe(200);
+    const fresh = sessionCookie(login.headers['set-cookie']);
+    const again = await t.app.inject({ method: 'GET', url: `/users/@me/projects/${projectId}`, headers: { cookie: fresh } });
+    expect(again.statusCode).toBe(200);
+  });
+});

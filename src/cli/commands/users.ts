@@ -34,7 +34,7 @@ export const createUser = defineCommand({
 
 export const resetPasswordCommand = defineCommand({
   name: 'reset-password',
-  summary: "Set a new password for a user (their open sessions stay valid until they expire)",
+  summary: "Set a new password for a user and end their open sessions",
   flags: {
     email: required('EMAIL', 'the user'),
     password: required('PASSWORD', PASSWORD_HELP),

@@ -21,6 +21,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       password_hash text,
       is_admin boolean NOT NULL DEFAULT false,
       email_verified_at timestamptz,
+      -- Sessions issued before this instant are refused (set on password reset).
+      sessions_valid_after timestamptz NOT NULL DEFAULT '-infinity',
       created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now()
     )`.execute(db);

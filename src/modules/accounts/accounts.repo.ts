@@ -44,10 +44,11 @@ export async function insertUser(
   }
 }
 
+/** Sets a new password and ends every session issued before it. */
 export async function updatePasswordHash(db: Kysely<Database>, userId: string, passwordHash: string): Promise<boolean> {
   const result = await db
     .updateTable('users')
-    .set({ password_hash: passwordHash, updated_at: sql`now()` })
+    .set({ password_hash: passwordHash, sessions_valid_after: sql`now()`, updated_at: sql`now()` })
     .where('id', '=', userId)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
