@@ -10,6 +10,11 @@ import { idempotencyPlugin } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { rateLimitPlugin, type RateLimitStore } from './http/rate-limit.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
+import { contactJobsRoutes } from './modules/contacts/bulk.routes.js';
+import { contactsRoutes } from './modules/contacts/contacts.routes.js';
+import { fieldsRoutes } from './modules/contacts/fields.routes.js';
+import { eventsRoutes } from './modules/events/events.routes.js';
+import { trackRoutes } from './modules/events/track.routes.js';
 import { projectsRoutes } from './modules/projects/projects.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 
@@ -86,5 +91,10 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(systemRoutes, deps);
   await app.register(accountsRoutes, deps);
   await app.register(projectsRoutes, deps);
+  await app.register(trackRoutes, deps);
+  await app.register(contactsRoutes, deps);
+  await app.register(fieldsRoutes, deps);
+  await app.register(contactJobsRoutes, deps);
+  await app.register(eventsRoutes, deps);
   return app;
 }

@@ -2,11 +2,13 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'k
 import { runMigrations as runWorkerMigrations } from 'graphile-worker';
 import type pg from 'pg';
 import * as m0001 from './migrations/0001_foundation.js';
+import * as m0002 from './migrations/0002_contacts_events.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_contacts_events': m0002,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

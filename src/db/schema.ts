@@ -47,14 +47,65 @@ export interface IdempotencyKeysTable {
   created_at: Timestamp;
 }
 
+/** A value stored in contact data: primitives only (DESIGN: data rules). */
+export type DataValue = string | number | boolean;
+export type ContactData = Record<string, DataValue>;
+
+export interface ContactsTable {
+  id: Generated<string>;
+  project_id: string;
+  email: string;
+  subscribed: boolean;
+  data: ColumnType<ContactData, ContactData | string | undefined, ContactData | string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface EventsTable {
+  id: Generated<string>;
+  project_id: string;
+  contact_id: string;
+  name: string;
+  data: ColumnType<Record<string, unknown>, Record<string, unknown> | string | undefined, Record<string, unknown> | string>;
+  created_at: Timestamp;
+}
+
+export const JOB_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export interface JobRowError {
+  row: number;
+  message: string;
+}
+
+export interface JobsTable {
+  id: Generated<string>;
+  project_id: string;
+  kind: string;
+  status: ColumnType<JobStatus, JobStatus | undefined, JobStatus>;
+  total: ColumnType<number, number | undefined, number>;
+  processed: ColumnType<number, number | undefined, number>;
+  failed: ColumnType<number, number | undefined, number>;
+  errors: ColumnType<JobRowError[], string | undefined, string>;
+  payload: ColumnType<Record<string, unknown>, string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   projects: ProjectsTable;
   memberships: MembershipsTable;
   idempotency_keys: IdempotencyKeysTable;
+  contacts: ContactsTable;
+  events: EventsTable;
+  jobs: JobsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUserRow = Insertable<UsersTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
+export type ContactRow = Selectable<ContactsTable>;
+export type EventRow = Selectable<EventsTable>;
+export type JobRow = Selectable<JobsTable>;
 export type NewProjectRow = Insertable<ProjectsTable>;

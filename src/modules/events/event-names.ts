@@ -1,0 +1,17 @@
+/**
+ * Names the service records itself; callers cannot track them (SPEC /v1/track rule 1):
+ * `email.*`, `contact.subscribed`, `contact.unsubscribed`, `segment.<slug>.entry|exit`.
+ */
+export function isReservedEventName(name: string): boolean {
+  const n = name.trim().toLowerCase();
+  return (
+    n.startsWith('email.') ||
+    n === 'contact.subscribed' ||
+    n === 'contact.unsubscribed' ||
+    /^segment\..+\.(entry|exit)$/.test(n)
+  );
+}
+
+export const RESERVED_EVENT_CODE = 'reserved_event';
+export const RESERVED_EVENT_MESSAGE =
+  'This event name is reserved for events the service records itself (email.*, contact.subscribed, contact.unsubscribed, segment.<slug>.entry/exit)';
