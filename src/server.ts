@@ -40,20 +40,48 @@ async function main(): Promise<void> {
   const log = pino({ level: config.logLevel, redact: REDACT });
   const serveApi = config.role !== 'worker';
   const runJobs = config.role !== 'api';
-  if (serveApi) await assertPortFree(config);
 
-  let database: OpenDatabase;
-  try {
-    database = await openDatabase(config, { onPostgresLog: (line) => log.debug({ component: 'postgres' }, line) });
-  } catch (err) {
-    if (err instanceof DatabaseStartError || err instanceof ConfigError) fail(err.message);
-    throw err;
-  }
-  await migrateToLatest(database.db, database.pool);
-
+  let database: OpenDatabase | undefined;
   let app: FastifyInstance | undefined;
   let runner: Runner | undefined;
   let stopping = false;
+
+  const start = async () => {
+    if (serveApi) await assertPortFree(config);
+    if (stopping) return;
+    try {
+      database = await openDatabase(config, { onPostgresLog: (line) => log.debug({ component: 'postgres' }, line) });
+    } catch (err) {
+      if (err instanceof DatabaseStartError || err instanceof ConfigError) fail(err.message);
+      throw err;
+    }
+    const db = database;
+    if (stopping) return;
+    await migrateToLatest(db.db, db.pool);
+    if (stopping) return;
+
+    const deps = { config, db: db.db };
+    if (runJobs) runner = await startWorker({ pool: db.pool, deps, log });
+    if (serveApi && !stopping) {
+      const store = config.redisUrl ? redisStore(config.redisUrl, (err) => log.warn({ err }, 'redis error')) : memoryStore();
+      app = await buildApp({ ...deps, sessions: createSessions(config.secret, config.publicUrl) }, { logger: log, rateLimitStore: store });
+      // Answers sent while draining tell the client not to reuse the connection.
+      app.addHook('onSend', async (_request, reply) => {
+        if (stopping) reply.header('connection', 'close');
+      });
+      try {
+        await app.listen({ port: config.port, host: config.host });
+      } catch (err) {
+        await runner?.stop();
+        await db.close();
+        fail(`cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  };
+
+  // Installed before anything starts: a signal during start-up (initdb, migrations) must
+  // not kill this process and leave its embedded PostgreSQL running, orphaned.
+  let started: Promise<void> = Promise.resolve();
   const shutdown = async (signal: string) => {
     if (stopping) {
       log.warn(`${signal} again: exiting now`);
@@ -61,30 +89,26 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, 'shutting down: draining requests and jobs');
+    // A start in progress first reaches a state that the steps below can undo.
+    await started.catch(() => undefined);
+    // close() ends only the keep-alive connections idle at this moment; one that goes idle
+    // later (its request was in flight) would hold the shutdown until keepAliveTimeout.
+    const reapIdle = setInterval(() => app?.server.closeIdleConnections(), 100);
     await app?.close();
+    clearInterval(reapIdle);
     await runner?.stop();
-    await database.close();
+    await database?.close();
     log.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  const deps = { config, db: database.db };
-  if (runJobs) runner = await startWorker({ pool: database.pool, deps, log });
-  if (serveApi) {
-    const store = config.redisUrl ? redisStore(config.redisUrl, (err) => log.warn({ err }, 'redis error')) : memoryStore();
-    app = await buildApp({ ...deps, sessions: createSessions(config.secret, config.publicUrl) }, { logger: log, rateLimitStore: store });
-    try {
-      await app.listen({ port: config.port, host: config.host });
-    } catch (err) {
-      await runner?.stop();
-      await database.close();
-      fail(`cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
+  started = start();
+  await started;
+  if (stopping) return;
   log.info(
-    { role: config.role, database: database.embedded ? 'embedded' : 'external', mail: config.smtpUrl ? 'smtp' : 'capture' },
+    { role: config.role, database: database?.embedded ? 'embedded' : 'external', mail: config.smtpUrl ? 'smtp' : 'capture' },
     serveApi ? `ready: API on ${config.publicUrl}` : 'ready: worker running',
   );
 }

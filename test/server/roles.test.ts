@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, inject } from 'vitest';
+import { cleanupServers, freePort, sleep, startServer } from '../helpers/process.js';
+
+const WORKER_LINE = /^Worker connected and looking for jobs/;
+
+/**
+ * A database of its own on the shared test server: the spawned worker must not take
+ * jobs that other test files enqueue, and the server's own migrations run on it.
+ */
+let databaseUrl = '';
+let dbName = '';
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: inject('databaseUrl') });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  dbName = `server_roles_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${dbName}`));
+  const url = new URL(inject('databaseUrl'));
+  url.pathname = `/${dbName}`;
+  databaseUrl = url.toString();
+});
+afterEach(() => cleanupServers());
+afterAll(async () => {
+  await cleanupServers({ removeTemp: true });
+  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+});
+
+async function connectionRefused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.setTimeout(2000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+describe('server with DATABASE_URL', () => {
+  it('ROLE=api serves /health with no embedded database and no worker, and exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const server = startServer({ PORT: String(port), DATABASE_URL: databaseUrl, ROLE: 'api' });
+    expect(await server.waitForHealth(30_000)).toEqual({ status: 'ok' });
+    await server.waitForLog(/^ready: API on /, 5000);
+    // Longer than the worker's poll interval: a worker started here would have said so.
+    await sleep(1500);
+
+    server.child.kill('SIGTERM');
+    expect(await server.waitForExit(15_000)).toEqual({ code: 0, signal: null });
+    expect(server.logMessages().filter((m) => WORKER_LINE.test(m))).toEqual([]);
+    expect(server.stdout()).not.toContain('"component":"worker"');
+    expect(existsSync(path.join(server.dataDir, 'postgres'))).toBe(false);
+    expect(existsSync(path.join(server.dataDir, 'postgres.url'))).toBe(false);
+  });
+
+  it('ROLE=worker runs the job worker, does not listen on PORT, and exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const server = startServer({ PORT: String(port), DATABASE_URL: databaseUrl, ROLE: 'worker' });
+    await server.waitForLog(/^ready: worker running$/, 30_000);
+    await server.waitForLog(WORKER_LINE, 10_000);
+    expect(await connectionRefused(port)).toBe(true);
+
+    server.child.kill('SIGTERM');
+    expect(await server.waitForExit(15_000)).toEqual({ code: 0, signal: null });
+    expect(server.logMessages()).toContain('stopped');
+    expect(existsSync(path.join(server.dataDir, 'postgres'))).toBe(false);
+  });
+});
