@@ -3,12 +3,14 @@ import { runMigrations as runWorkerMigrations } from 'graphile-worker';
 import type pg from 'pg';
 import * as m0001 from './migrations/0001_foundation.js';
 import * as m0002 from './migrations/0002_contacts_events.js';
+import * as m0003 from './migrations/0003_import_files.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_contacts_events': m0002,
+  '0003_import_files': m0003,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -100,6 +100,7 @@ export interface Database {
   contacts: ContactsTable;
   events: EventsTable;
   jobs: JobsTable;
+  import_chunks: ImportChunksTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -109,3 +110,10 @@ export type ContactRow = Selectable<ContactsTable>;
 export type EventRow = Selectable<EventsTable>;
 export type JobRow = Selectable<JobsTable>;
 export type NewProjectRow = Insertable<ProjectsTable>;
+
+/** One piece of an uploaded CSV file of an import job, in upload order (`seq` from 0). */
+export interface ImportChunksTable {
+  job_id: string;
+  seq: number;
+  data: Buffer;
+}

@@ -1,15 +1,19 @@
 import type { TaskList } from 'graphile-worker';
 import { cleanupIdempotencyKeys } from './cleanup-idempotency-keys.js';
+import { contactsBulk } from './contacts-bulk.js';
+import { contactsFieldDelete } from './contacts-field-delete.js';
+import { contactsImport } from './contacts-import.js';
 import type { JobDeps } from './deps.js';
+import { Tasks } from './queue.js';
 
-/** Task names, used when enqueuing (SQL `graphile_worker.add_job`) and in the crontab. */
-export const Tasks = {
-  cleanupIdempotencyKeys: 'cleanup-idempotency-keys',
-} as const;
+export { JobPriority, Tasks } from './queue.js';
 
 export function createTaskList(deps: JobDeps): TaskList {
   return {
     [Tasks.cleanupIdempotencyKeys]: cleanupIdempotencyKeys(deps),
+    [Tasks.contactsBulk]: contactsBulk(deps),
+    [Tasks.contactsImport]: contactsImport(deps),
+    [Tasks.contactsFieldDelete]: contactsFieldDelete(deps),
   };
 }
 

@@ -1,4 +1,75 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
+import { ApiError, ErrorCode } from '../../http/errors.js';
+import { JobAccepted } from './bulk.schema.js';
+import { FieldParams, FieldsList, FieldUsage, ValuesPage, ValuesQuery } from './fields.schema.js';
+import { deleteField, fieldUsage, listFields, listFieldValues } from './fields.service.js';
 
-export async function fieldsRoutes(_app: FastifyInstance, _deps: AppDeps): Promise<void> {}
+/** Options of {@link fieldsRoutes}. */
+export interface FieldsRoutesOptions extends AppDeps {
+  /** Above this many contacts having the key, a field delete is a queued job. Default 10,000. */
+  fieldDeleteJobThreshold?: number;
+}
+
+export function projectIdOf(request: FastifyRequest): string {
+  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key');
+  return request.project.id;
+}
+
+export async function fieldsRoutes(app: FastifyInstance, opts: FieldsRoutesOptions): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['Contacts'];
+
+  r.get('/contacts/fields', {
+    schema: {
+      tags,
+      summary: 'Standard fields and every data key of the project, with inferred type and coverage',
+      response: { 200: FieldsList },
+    },
+    handler: async (request) => listFields(opts.db, projectIdOf(request)),
+  });
+
+  r.get('/contacts/fields/:field/values', {
+    schema: {
+      tags,
+      summary: 'Distinct values of a data field with their counts, most frequent first (page list)',
+      params: FieldParams,
+      querystring: ValuesQuery,
+      response: { 200: ValuesPage },
+    },
+    handler: async (request) =>
+      listFieldValues(opts.db, { projectId: projectIdOf(request), field: request.params.field, ...request.query }),
+  });
+
+  r.get('/contacts/fields/:field/usage', {
+    schema: {
+      tags,
+      summary: 'Segments, campaigns, templates and workflows referencing a field',
+      params: FieldParams,
+      response: { 200: FieldUsage },
+    },
+    handler: async (request) => {
+      projectIdOf(request);
+      return fieldUsage(request.params.field);
+    },
+  });
+
+  r.delete('/contacts/fields/:field', {
+    schema: {
+      tags,
+      summary: 'Remove a data field from every contact: 204 when done at once, 202 {jobId} when queued (poll GET /contacts/bulk/:jobId)',
+      params: FieldParams,
+      response: { 202: JobAccepted, 204: z.void().describe('Removed at once') },
+    },
+    handler: async (request, reply) => {
+      const queued = await deleteField(opts.db, {
+        projectId: projectIdOf(request),
+        field: request.params.field,
+        jobThreshold: opts.fieldDeleteJobThreshold,
+      });
+      return queued ? reply.code(202).send(queued) : reply.code(204).send();
+    },
+  });
+}

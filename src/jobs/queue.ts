@@ -1,0 +1,32 @@
+/**
+ * Task names and queue priorities, apart from `index.ts` so that modules enqueuing jobs
+ * (`SELECT graphile_worker.add_job(...)`) can import them without importing every task.
+ */
+
+/** Task names, used when enqueuing and in the crontab. */
+export const Tasks = {
+  cleanupIdempotencyKeys: 'cleanup-idempotency-keys',
+  contactsBulk: 'contacts-bulk',
+  contactsImport: 'contacts-import',
+  contactsFieldDelete: 'contacts-field-delete',
+} as const;
+export type TaskName = (typeof Tasks)[keyof typeof Tasks];
+
+/**
+ * graphile-worker runs ready jobs in ascending `priority` (then by run_at), so a smaller number
+ * runs first (DESIGN §8). Transactional mail never waits behind anything; contact jobs (imports,
+ * bulk changes, field deletes) are bounded (1,000 ids, 5 MB) and run before campaign fan-out, so
+ * a bulk-unsubscribe takes effect before a queued campaign reaches those contacts.
+ */
+export const JobPriority = {
+  /** /v1/send and other mail a person is waiting for (password resets, receipts). */
+  transactional: 0,
+  /** Workflow steps and their mail. */
+  workflow: 10,
+  /** Imports, bulk subscribe/unsubscribe/delete, field deletes. */
+  contacts: 20,
+  /** Campaign fan-out and campaign mail. */
+  campaign: 30,
+  /** Housekeeping that may wait (cleanups). */
+  maintenance: 40,
+} as const;

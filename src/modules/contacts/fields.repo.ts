@@ -1,0 +1,109 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database, DataValue } from '../../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** ISO 8601 calendar date, optionally with a time and an offset (what "date" fields hold). */
+const ISO_DATE_RE = String.raw`^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])([T ]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$`;
+
+/** Contacts of a project having one data key with one JSON type. */
+export interface KeyTypeCount {
+  key: string;
+  /** jsonb_typeof: string, number, boolean (others do not occur under the data rules). */
+  type: string;
+  count: number;
+  /** Of the strings, those that read as ISO 8601 dates. */
+  dates: number;
+}
+
+/**
+ * One pass over the project's contacts: every data key grouped by key and value type, plus the
+ * number of contacts (for coverage).
+ */
+export async function countDataKeys(db: Db, projectId: string): Promise<{ totalContacts: number; keys: KeyTypeCount[] }> {
+  const { rows } = await sql<{ total: number; keys: KeyTypeCount[] }>`
+    WITH kv AS (
+      SELECT e.key, jsonb_typeof(e.value) AS type, e.value
+      FROM contacts c CROSS JOIN LATERAL jsonb_each(c.data) AS e
+      WHERE c.project_id = ${projectId}
+    ),
+    stats AS (
+      SELECT key, type, count(*)::int AS count,
+             (count(*) FILTER (WHERE type = 'string' AND value #>> '{}' ~ ${ISO_DATE_RE}))::int AS dates
+      FROM kv GROUP BY key, type
+    )
+    SELECT (SELECT count(*) FROM contacts WHERE project_id = ${projectId})::int AS total,
+           coalesce((SELECT jsonb_agg(stats) FROM stats), '[]') AS keys`.execute(db);
+  return { totalContacts: rows[0]?.total ?? 0, keys: rows[0]?.keys ?? [] };
+}
+
+/** Distinct values of one data key with their counts, most frequent first (then by value). */
+export async function listKeyValues(
+  db: Db,
+  input: { projectId: string; key: string; limit: number; offset: number },
+): Promise<{ total: number; values: { value: DataValue; count: number }[] }> {
+  const { rows } = await sql<{ total: number; items: { value: DataValue; count: number }[] }>`
+    WITH grouped AS (
+      SELECT data -> ${input.key} AS value, count(*)::int AS count
+      FROM contacts WHERE project_id = ${input.projectId} AND data ? ${input.key}
+      GROUP BY 1
+    ),
+    page AS (
+      SELECT value, count FROM grouped ORDER BY count DESC, value LIMIT ${input.limit} OFFSET ${input.offset}
+    )
+    SELECT (SELECT count(*) FROM grouped)::int AS total,
+           coalesce((SELECT jsonb_agg(jsonb_build_object('value', value, 'count', count) ORDER BY count DESC, value) FROM page), '[]') AS items`.execute(
+    db,
+  );
+  return { total: rows[0]?.total ?? 0, values: rows[0]?.items ?? [] };
+}
+
+export async function countContactsWithKey(db: Db, projectId: string, key: string): Promise<number> {
+  const { rows } = await sql<{ count: number }>`
+    SELECT count(*)::int AS count FROM contacts WHERE project_id = ${projectId} AND data ? ${key}`.execute(db);
+  return rows[0]?.count ?? 0;
+}
+
+/** Removes the key from every contact of the project having it, in one statement. */
+export async function removeKeyFromContacts(trx: Transaction<Database>, projectId: string, key: string): Promise<number> {
+  const result = await sql`
+    UPDATE contacts SET data = data - ${key}, updated_at = now()
+    WHERE project_id = ${projectId} AND data ? ${key}`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** Where a batch stopped: the last contact scanned, in (created_at, id) order. */
+export interface ContactCursor {
+  /** created_at as PostgreSQL text: keeps the microseconds a JS Date would lose. */
+  at: string;
+  id: string;
+}
+
+/**
+ * One batch of a field delete: scans the next `scan` contacts of the project after `after` in
+ * (created_at, id) order (the contacts_project_created_idx keyset) and removes the key from those
+ * having it. Linear over the whole project, whatever the share of contacts having the key.
+ */
+export async function removeKeyBatch(
+  trx: Transaction<Database>,
+  input: { projectId: string; key: string; after?: ContactCursor; scan: number },
+): Promise<{ updated: number; scanned: number; last?: ContactCursor }> {
+  const after = input.after ? sql`AND (created_at, id) > (${input.after.at}::timestamptz, ${input.after.id}::uuid)` : sql``;
+  const { rows } = await sql<{ updated: number; scanned: number; last_at: string | null; last_id: string | null }>`
+    WITH scan AS (
+      SELECT id, created_at FROM contacts
+      WHERE project_id = ${input.projectId} ${after}
+      ORDER BY created_at, id LIMIT ${input.scan}
+    ),
+    updated AS (
+      UPDATE contacts c SET data = c.data - ${input.key}, updated_at = now()
+      FROM scan s WHERE c.id = s.id AND c.data ? ${input.key}
+      RETURNING c.id
+    ),
+    last AS (SELECT created_at::text AS at, id FROM scan ORDER BY created_at DESC, id DESC LIMIT 1)
+    SELECT (SELECT count(*) FROM updated)::int AS updated, (SELECT count(*) FROM scan)::int AS scanned,
+           (SELECT at FROM last) AS last_at, (SELECT id FROM last) AS last_id`.execute(trx);
+  const row = rows[0];
+  const last = row?.last_at && row.last_id ? { at: row.last_at, id: row.last_id } : undefined;
+  return { updated: row?.updated ?? 0, scanned: row?.scanned ?? 0, last };
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import type { DataValue, JobRowError } from '../../db/schema.js';
+import type { ContactUpsert } from './contacts.upsert.js';
+import { ContactDataInput, normalizeEmail, resolveData } from './data-rules.js';
+
+/** Where the columns of an import file are. */
+export interface ImportHeader {
+  width: number;
+  emailIndex: number;
+  subscribedIndex: number | undefined;
+  /** Every other named column: its cells become contact data under the column name. */
+  dataColumns: { index: number; key: string }[];
+}
+
+const EmailSchema = z.email();
+const TRUE_WORDS: ReadonlySet<string> = new Set(['true', '1', 'yes']);
+const FALSE_WORDS: ReadonlySet<string> = new Set(['false', '0', 'no']);
+
+/** A cell quoted in a message, shortened. */
+const quote = (cell: string) => JSON.stringify(cell.length > 80 ? `${cell.slice(0, 80)}…` : cell);
+
+function firstIssue(result: { success: false; error: z.ZodError }): string {
+  const issue = result.error.issues[0];
+  const column = issue?.path[0];
+  return `${column === undefined ? '' : `Column ${quote(String(column))}: `}${issue?.message ?? 'invalid value'}`;
+}
+
+/** Reads the header row: `email` is required (any case), `subscribed` optional, the rest is data. */
+export function readHeader(cells: readonly string[]): ImportHeader | { error: string } {
+  const names = cells.map((c) => c.trim());
+  const lower = names.map((c) => c.toLowerCase());
+  const emailIndex = lower.indexOf('email');
+  if (emailIndex === -1) {
+    return { error: `The header row has no email column (found: ${names.slice(0, 20).map(quote).join(', ') || 'nothing'})` };
+  }
+  const subscribed = lower.indexOf('subscribed');
+  const dataColumns: ImportHeader['dataColumns'] = [];
+  for (const [index, key] of names.entries()) {
+    if (index === emailIndex || index === subscribed || key === '') continue;
+    const checked = ContactDataInput.safeParse({ [key]: 'x' });
+    if (!checked.success) return { error: `Header: ${firstIssue(checked)}` };
+    dataColumns.push({ index, key });
+  }
+  return { width: cells.length, emailIndex, subscribedIndex: subscribed === -1 ? undefined : subscribed, dataColumns };
+}
+
+/** One valid data row. */
+export interface ImportRow {
+  email: string;
+  subscribed: boolean | undefined;
+  patch: Record<string, DataValue | null>;
+}
+
+/**
+ * Validates one data row. Cells stay strings (a CSV has no types: "00123" or "+4420…" must not
+ * become numbers); empty cells are ignored and reserved keys dropped, per the data rules.
+ */
+export function readRow(header: ImportHeader, cells: readonly string[]): ImportRow | { error: string } {
+  if (cells.length !== header.width) return { error: `The row has ${cells.length} columns; the header has ${header.width}` };
+  const rawEmail = cells[header.emailIndex] ?? '';
+  if (rawEmail.trim() === '') return { error: 'Missing email' };
+  const email = normalizeEmail(rawEmail);
+  if (!EmailSchema.safeParse(email).success) return { error: `Invalid email ${quote(rawEmail)}` };
+
+  let subscribed: boolean | undefined;
+  const rawSubscribed = header.subscribedIndex === undefined ? '' : (cells[header.subscribedIndex] ?? '').trim();
+  if (rawSubscribed !== '') {
+    const word = rawSubscribed.toLowerCase();
+    if (TRUE_WORDS.has(word)) subscribed = true;
+    else if (FALSE_WORDS.has(word)) subscribed = false;
+    else return { error: `Invalid subscribed value ${quote(rawSubscribed)}: use true/false, yes/no or 1/0, or leave it empty` };
+  }
+
+  const data: Record<string, string> = {};
+  for (const { index, key } of header.dataColumns) data[key] = cells[index] ?? '';
+  const { patch } = resolveData(data);
+  const checked = ContactDataInput.safeParse(patch);
+  if (!checked.success) return { error: firstIssue(checked) };
+  return { email, subscribed, patch };
+}
+
+/**
+ * The rows of one batch: valid rows merged by email (a later row's cells and subscription win,
+ * cells it leaves empty keep the earlier row's), invalid rows as error entries.
+ */
+export class ImportBatch {
+  rows = 0;
+  failed = 0;
+  readonly errors: JobRowError[] = [];
+  private readonly byEmail = new Map<string, ContactUpsert>();
+
+  constructor(private readonly maxErrors: number) {}
+
+  add(rowNumber: number, result: ImportRow | { error: string }): void {
+    this.rows++;
+    if ('error' in result) {
+      this.failed++;
+      if (this.errors.length < this.maxErrors) this.errors.push({ row: rowNumber, message: result.error });
+      return;
+    }
+    const earlier = this.byEmail.get(result.email);
+    if (!earlier) {
+      // New contacts from an import are subscribed unless the row says otherwise.
+      this.byEmail.set(result.email, { email: result.email, patch: result.patch, subscribed: result.subscribed, subscribedIfNew: true });
+      return;
+    }
+    earlier.patch = { ...earlier.patch, ...result.patch };
+    if (result.subscribed !== undefined) earlier.subscribed = result.subscribed;
+  }
+
+  get processed(): number {
+    return this.rows - this.failed;
+  }
+
+  upserts(): ContactUpsert[] {
+    return [...this.byEmail.values()];
+  }
+}

@@ -1,0 +1,214 @@
+import type { Runner } from 'graphile-worker';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ContactData } from '../../../src/db/schema.js';
+import { upsertContacts } from '../../../src/modules/contacts/contacts.upsert.js';
+import { fieldsRoutes } from '../../../src/modules/contacts/fields.routes.js';
+import { runFieldDeleteJob } from '../../../src/modules/contacts/fields.service.js';
+import { insertJob } from '../../../src/modules/contacts/jobs.repo.js';
+import { createSessions } from '../../../src/http/session.js';
+import { startWorker } from '../../../src/worker.js';
+import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
+import { createTestApp, testConfig, type TestApp } from '../../helpers/app.js';
+import { expectEnvelope } from '../../helpers/envelope.js';
+import { sleep } from '../../helpers/process.js';
+
+let t: TestApp;
+let runner: Runner;
+beforeAll(async () => {
+  t = await createTestApp({
+    // The field routes again under /small, queueing a delete above 2 contacts instead of 10,000.
+    extend: (app, db) => {
+      const config = testConfig();
+      const sessions = createSessions(config.secret, config.publicUrl);
+      void app.register(fieldsRoutes, { config, db: db.db, sessions, fieldDeleteJobThreshold: 2, prefix: '/small' });
+    },
+  });
+  runner = await startWorker({ pool: t.db.pool, deps: { config: t.config, db: t.db.db }, log: pino({ level: 'silent' }), concurrency: 2 });
+});
+afterAll(async () => {
+  await runner?.stop();
+  await t?.close();
+});
+
+async function seed(projectId: string, contacts: Record<string, ContactData>): Promise<void> {
+  await t.db.db
+    .transaction()
+    .execute((trx) => upsertContacts(trx, projectId, Object.entries(contacts).map(([email, patch]) => ({ email, patch, subscribedIfNew: true }))));
+}
+
+const get = (project: TestProject, url: string) => t.app.inject({ method: 'GET', url, headers: bearer(project.secret) });
+const del = (project: TestProject, url: string) => t.app.inject({ method: 'DELETE', url, headers: bearer(project.secret) });
+
+const dataOf = async (projectId: string) =>
+  Object.fromEntries(
+    (await t.db.db.selectFrom('contacts').select(['email', 'data']).where('project_id', '=', projectId).execute()).map((r) => [r.email, r.data]),
+  );
+
+describe('GET /contacts/fields', () => {
+  it('lists standard fields, then data keys with inferred type, count and coverage', async () => {
+    const { project } = await newProject(t.app);
+    await seed(project.id, {
+      'a@example.com': { plan: 'pro', age: 31, vip: true, signup: '2024-01-05', mixed: 'x' },
+      'b@example.com': { plan: 'free', age: 40, vip: false, signup: '2024-02-10T08:30:00Z', mixed: 1 },
+      'c@example.com': { plan: 'pro', age: '?', signup: 'soon', mixed: 2 },
+      'd@example.com': { plan: 'team' },
+    });
+    await seed((await newProject(t.app)).project.id, { 'other@example.com': { secretKey: 'x' } });
+
+    const res = await get(project, '/contacts/fields');
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({
+      totalContacts: 4,
+      data: [
+        { field: 'email', key: 'email', type: 'string', count: 4, coverage: 100, standard: true },
+        { field: 'subscribed', key: 'subscribed', type: 'boolean', count: 4, coverage: 100, standard: true },
+        { field: 'createdAt', key: 'createdAt', type: 'date', count: 4, coverage: 100, standard: true },
+        { field: 'updatedAt', key: 'updatedAt', type: 'date', count: 4, coverage: 100, standard: true },
+        { field: 'data.plan', key: 'plan', type: 'string', count: 4, coverage: 100, standard: false },
+        { field: 'data.age', key: 'age', type: 'number', count: 3, coverage: 75, standard: false },
+        { field: 'data.mixed', key: 'mixed', type: 'number', count: 3, coverage: 75, standard: false },
+        { field: 'data.signup', key: 'signup', type: 'date', count: 3, coverage: 75, standard: false },
+        { field: 'data.vip', key: 'vip', type: 'boolean', count: 2, coverage: 50, standard: false },
+      ],
+    });
+  });
+
+  it('answers zero coverage on a project without contacts', async () => {
+    const { project } = await newProject(t.app);
+    const body = (await get(project, '/contacts/fields')).json();
+    expect(body.totalContacts).toBe(0);
+    expect(body.data.map((f: { field: string; coverage: number }) => [f.field, f.coverage])).toEqual([
+      ['email', 0],
+      ['subscribed', 0],
+      ['createdAt', 0],
+      ['updatedAt', 0],
+    ]);
+  });
+});
+
+describe('GET /contacts/fields/:field/values', () => {
+  it('pages distinct values, most frequent first, with data.<key> or <key>', async () => {
+    const { project } = await newProject(t.app);
+    const contacts: Record<string, ContactData> = {};
+    const plans = ['pro', 'pro', 'pro', 'free', 'free', 'team', 'team', 'team', 'team', 'solo'];
+    plans.forEach((plan, i) => (contacts[`p${i}@example.com`] = { plan }));
+    contacts['n@example.com'] = { plan: 7 };
+    contacts['none@example.com'] = { other: 'x' };
+    await seed(project.id, contacts);
+
+    const first = await get(project, '/contacts/fields/data.plan/values?pageSize=2');
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toEqual({
+      data: [
+        { value: 'team', count: 4 },
+        { value: 'pro', count: 3 },
+      ],
+      page: 1,
+      pageSize: 2,
+      total: 5,
+      totalPages: 3,
+    });
+    const last = (await get(project, '/contacts/fields/plan/values?pageSize=2&page=3')).json();
+    expect(last.data).toHaveLength(1);
+    expect((await get(project, '/contacts/fields/plan/values?pageSize=2&page=2')).json().data).toEqual([
+      { value: 'free', count: 2 },
+      { value: expect.anything(), count: 1 },
+    ]);
+    expect((await get(project, '/contacts/fields/plan/values?page=9')).json()).toEqual({ data: [], page: 9, pageSize: 20, total: 5, totalPages: 1 });
+    expect((await get(project, '/contacts/fields/plan/values?pageSize=500')).json()).toMatchObject({ pageSize: 100, total: 5 });
+    const all = (await get(project, '/contacts/fields/plan/values')).json().data.map((v: { value: unknown }) => v.value);
+    expect(all).toEqual(expect.arrayContaining([7, 'solo']));
+  });
+
+  it('answers an empty page for an unknown key and 422 for standard fields or bad paging', async () => {
+    const { project } = await newProject(t.app);
+    await seed(project.id, { 'a@example.com': { plan: 'pro' } });
+    expect((await get(project, '/contacts/fields/nothing/values')).json()).toEqual({ data: [], page: 1, pageSize: 20, total: 0, totalPages: 0 });
+    expectEnvelope(await get(project, '/contacts/fields/email/values'), 422, 'VALIDATION_ERROR');
+    expectEnvelope(await get(project, '/contacts/fields/plan/values?page=0'), 422, 'VALIDATION_ERROR');
+    expectEnvelope(await get(project, '/contacts/fields/plan/values?pageSize=abc'), 422, 'VALIDATION_ERROR');
+  });
+});
+
+describe('GET /contacts/fields/:field/usage', () => {
+  it('answers the usage shape with empty lists until segments, campaigns, templates and workflows exist', async () => {
+    const { project } = await newProject(t.app);
+    const res = await get(project, '/contacts/fields/plan/usage');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ field: 'data.plan', segments: [], campaigns: [], templates: [], workflows: [] });
+    expect((await get(project, '/contacts/fields/data.plan/usage')).json().field).toBe('data.plan');
+  });
+});
+
+describe('DELETE /contacts/fields/:field', () => {
+  it('removes the key from every contact of the project at once (204), keeping other keys and projects', async () => {
+    const { project } = await newProject(t.app);
+    const other = await newProject(t.app);
+    await seed(project.id, { 'a@example.com': { plan: 'pro', city: 'Oslo' }, 'b@example.com': { plan: 'free' }, 'c@example.com': { city: 'Rome' } });
+    await seed(other.project.id, { 'a@example.com': { plan: 'pro' } });
+    const before = await t.db.db.selectFrom('contacts').select(['email', 'updated_at']).where('project_id', '=', project.id).execute();
+
+    const res = await del(project, '/contacts/fields/data.plan');
+    expect(res.statusCode, res.body).toBe(204);
+    expect(res.body).toBe('');
+    expect(await dataOf(project.id)).toEqual({ 'a@example.com': { city: 'Oslo' }, 'b@example.com': {}, 'c@example.com': { city: 'Rome' } });
+    expect(await dataOf(other.project.id)).toEqual({ 'a@example.com': { plan: 'pro' } });
+    const after = await t.db.db.selectFrom('contacts').select(['email', 'updated_at']).where('project_id', '=', project.id).execute();
+    const changed = after.filter((r) => r.updated_at.getTime() !== before.find((b) => b.email === r.email)?.updated_at.getTime());
+    expect(changed.map((r) => r.email).sort()).toEqual(['a@example.com', 'b@example.com']);
+    expect((await del(project, '/contacts/fields/never-there')).statusCode).toBe(204);
+  });
+
+  it('refuses standard and reserved fields with 422', async () => {
+    const { project } = await newProject(t.app);
+    for (const field of ['email', 'subscribed', 'createdAt', 'updatedAt', 'data.email', 'id', 'unsubscribeUrl']) {
+      const error = expectEnvelope(await del(project, `/contacts/fields/${field}`), 422, 'VALIDATION_ERROR');
+      expect(error.errors).toEqual([expect.objectContaining({ field: 'field' })]);
+    }
+  });
+
+  it('queues a job above the threshold (202 {jobId}) and reports it on GET /contacts/bulk/:jobId', async () => {
+    const { project } = await newProject(t.app);
+    await seed(project.id, { 'a@example.com': { plan: 'a', x: 1 }, 'b@example.com': { plan: 'b' }, 'c@example.com': { plan: 'c' }, 'd@example.com': { x: 2 } });
+    expect((await del(project, '/small/contacts/fields/x')).statusCode).toBe(204); // 2 contacts: at the threshold
+    const res = await del(project, '/small/contacts/fields/plan');
+    expect(res.statusCode, res.body).toBe(202);
+    const { jobId } = res.json<{ jobId: string }>();
+
+    const deadline = Date.now() + 15_000;
+    let job = (await get(project, `/contacts/bulk/${jobId}`)).json();
+    while (job.status !== 'COMPLETED' && job.status !== 'FAILED' && Date.now() < deadline) {
+      await sleep(50);
+      job = (await get(project, `/contacts/bulk/${jobId}`)).json();
+    }
+    expect(job).toMatchObject({ id: jobId, kind: 'field-delete', status: 'COMPLETED', total: 3, processed: 3, failed: 0, errors: [] });
+    expect(await dataOf(project.id)).toEqual({ 'a@example.com': {}, 'b@example.com': {}, 'c@example.com': {}, 'd@example.com': {} });
+  });
+
+  it('works through a large project in resumable batches', async () => {
+    const { project } = await newProject(t.app);
+    const contacts: Record<string, ContactData> = {};
+    for (let i = 0; i < 7; i++) contacts[`c${i}@example.com`] = i % 3 === 0 ? { keep: i } : { plan: 'x', keep: i };
+    await seed(project.id, contacts);
+    // A job row without a queued task, run by hand: two contacts scanned per batch.
+    const jobId = await t.db.db
+      .transaction()
+      .execute((trx) => insertJob(trx, { projectId: project.id, kind: 'field-delete', total: 4, payload: { key: 'plan' } }));
+    // A shutdown after two batches: the signal reads as aborted from the third check on.
+    const { signal } = new AbortController();
+    let checks = 0;
+    Object.defineProperty(signal, 'aborted', { get: () => ++checks > 2 });
+    await expect(runFieldDeleteJob(t.db.db, jobId, { signal, scan: 2 })).rejects.toThrow(/resumes/);
+    const partial = await t.db.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
+    expect(partial.status).toBe('PROCESSING');
+    expect(partial.processed).toBeGreaterThan(0); // 4 contacts scanned, 2 or 3 had the key
+    expect(partial.processed).toBeLessThan(4);
+    expect(partial.payload).toMatchObject({ key: 'plan', cursor: { at: expect.any(String), id: expect.any(String) } });
+
+    await runFieldDeleteJob(t.db.db, jobId, { scan: 2 });
+    const done = await t.db.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
+    expect(done).toMatchObject({ status: 'COMPLETED', total: 4, processed: 4, failed: 0 });
+    expect(Object.values(await dataOf(project.id)).every((d) => !('plan' in d) && 'keep' in d)).toBe(true);
+  });
+});
