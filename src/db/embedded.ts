@@ -152,7 +152,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     persistent: true,
     createPostgresUser: true,
     initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=localhost', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+    // random_page_cost 1.1: local SSD storage, so index probes are costed as they run.
+    postgresFlags: [
+      '-c', 'listen_addresses=localhost',
+      '-c', 'max_connections=200',
+      '-c', 'unix_socket_directories=',
+      '-c', 'random_page_cost=1.1',
+    ],
     onLog: log,
     onError: (e) => log(e instanceof Error ? e.message : String(e)),
   });

@@ -62,9 +62,13 @@ async function upsertRound(trx: Transaction<Database>, projectId: string, items:
       SELECT * FROM unnest(${emails}::text[], ${patches}::jsonb[], ${subscribed}::boolean[], ${ifNew}::boolean[])
         AS t(email, patch, subscribed, subscribed_if_new)
     ),
+    -- LATERAL: one (project_id, email) index probe per input row, whatever the table's
+    -- statistics say (a project filling up looks small to the planner until ANALYZE).
     existing AS (
       SELECT c.*, i.patch AS in_patch, i.subscribed AS in_subscribed
-      FROM input i JOIN contacts c ON c.project_id = ${projectId} AND c.email = i.email
+      FROM input i CROSS JOIN LATERAL (
+        SELECT * FROM contacts c WHERE c.project_id = ${projectId} AND c.email = i.email
+      ) c
     ),
     updated AS (
       UPDATE contacts c
@@ -72,7 +76,7 @@ async function upsertRound(trx: Transaction<Database>, projectId: string, items:
           subscribed = coalesce(e.in_subscribed, c.subscribed),
           updated_at = now()
       FROM existing e
-      WHERE c.id = e.id
+      WHERE c.project_id = ${projectId} AND c.email = e.email
         AND (c.data IS DISTINCT FROM jsonb_strip_nulls(c.data || e.in_patch)
              OR c.subscribed IS DISTINCT FROM coalesce(e.in_subscribed, c.subscribed))
       RETURNING c.*
