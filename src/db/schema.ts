@@ -101,6 +101,11 @@ export interface Database {
   events: EventsTable;
   jobs: JobsTable;
   import_chunks: ImportChunksTable;
+  domains: DomainsTable;
+  templates: TemplatesTable;
+  attachment_sets: AttachmentSetsTable;
+  emails: EmailsTable;
+  outbox: OutboxTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -117,3 +122,127 @@ export interface ImportChunksTable {
   seq: number;
   data: Buffer;
 }
+
+export const EMAIL_TYPES = ['TRANSACTIONAL', 'MARKETING', 'HEADLESS'] as const;
+export type EmailType = (typeof EMAIL_TYPES)[number];
+
+export interface DomainRecord {
+  type: 'TXT';
+  name: string;
+  value: string;
+  purpose: 'DKIM' | 'SPF' | 'DMARC';
+  required: boolean;
+  verified: boolean;
+  error?: string;
+}
+
+export interface DomainsTable {
+  id: Generated<string>;
+  project_id: string;
+  domain: string;
+  dkim_selector: string;
+  dkim_public_key: string;
+  dkim_private_key: string;
+  verified: Generated<boolean>;
+  verified_at: Date | null;
+  last_checked_at: Date | null;
+  records: ColumnType<DomainRecord[], string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TemplatesTable {
+  id: Generated<string>;
+  project_id: string;
+  name: ColumnType<string, string | undefined, string>;
+  description: ColumnType<string, string | undefined, string>;
+  subject: ColumnType<string, string | undefined, string>;
+  body: ColumnType<string, string | undefined, string>;
+  from_email: string;
+  from_name: string | null;
+  reply_to: string | null;
+  type: ColumnType<EmailType, EmailType | undefined, EmailType>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** One stored attachment: base64 content as sent to /v1/send. */
+export interface StoredAttachment {
+  filename: string;
+  contentType: string;
+  cid?: string;
+  content: string;
+}
+
+export interface AttachmentSetsTable {
+  id: Generated<string>;
+  project_id: string;
+  items: ColumnType<StoredAttachment[], string, string>;
+  created_at: Timestamp;
+}
+
+export const EMAIL_STATUSES = [
+  'PENDING',
+  'SENDING',
+  'SENT',
+  'DELIVERED',
+  'OPENED',
+  'CLICKED',
+  'BOUNCED',
+  'COMPLAINED',
+  'FAILED',
+  'CANCELLED',
+] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+export const EMAIL_SOURCES = ['SEND', 'CAMPAIGN', 'WORKFLOW', 'TEST'] as const;
+export type EmailSource = (typeof EMAIL_SOURCES)[number];
+
+export interface EmailsTable {
+  id: Generated<string>;
+  project_id: string;
+  contact_id: string | null;
+  source: EmailSource;
+  type: EmailType;
+  campaign_id: string | null;
+  template_id: string | null;
+  to_email: string;
+  to_name: string | null;
+  from_email: string;
+  from_name: string | null;
+  reply_to: string | null;
+  subject: string;
+  html: string;
+  text: string | null;
+  headers: ColumnType<Record<string, string>, string | undefined, string>;
+  attachment_set_id: string | null;
+  status: ColumnType<EmailStatus, EmailStatus | undefined, EmailStatus>;
+  message_id: string;
+  error: string | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  opened_at: Date | null;
+  clicked_at: Date | null;
+  bounced_at: Date | null;
+  complained_at: Date | null;
+  failed_at: Date | null;
+  open_count: ColumnType<number, number | undefined, number>;
+  click_count: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OutboxTable {
+  id: Generated<string>;
+  project_id: string;
+  email_id: string;
+  message_id: string;
+  envelope_from: string;
+  envelope_to: string;
+  raw: Buffer;
+  created_at: Timestamp;
+}
+
+export type DomainRow = Selectable<DomainsTable>;
+export type TemplateRow = Selectable<TemplatesTable>;
+export type EmailRow = Selectable<EmailsTable>;
