@@ -1,11 +1,27 @@
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
-import type { Sessions } from './http/session.js';
+import { createSessions, type Sessions } from './http/session.js';
+import { createDns, type Dns } from './lib/dns.js';
+import { createTokens, type Tokens } from './lib/tokens.js';
 
-/** What route modules receive: configuration, the database, and session signing. */
+/** What route modules and jobs receive: configuration, the database and shared services. */
 export interface AppDeps {
   readonly config: Config;
   readonly db: Kysely<Database>;
   readonly sessions: Sessions;
+  /** Lookups through DNS_SERVERS with timeouts (domain verification, /v1/verify). */
+  readonly dns: Dns;
+  /** Signed link tokens (tracking, unsubscribe pages). */
+  readonly tokens: Tokens;
+}
+
+export function createAppDeps(config: Config, db: Kysely<Database>): AppDeps {
+  return {
+    config,
+    db,
+    sessions: createSessions(config.secret, config.publicUrl),
+    dns: createDns({ servers: config.dnsServers }),
+    tokens: createTokens(config.secret),
+  };
 }

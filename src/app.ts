@@ -13,7 +13,13 @@ import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { contactJobsRoutes } from './modules/contacts/bulk.routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
 import { fieldsRoutes } from './modules/contacts/fields.routes.js';
+import { domainsRoutes } from './modules/domains/domains.routes.js';
+import { sendRoutes } from './modules/emails/send.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
+import { templatesRoutes } from './modules/templates/templates.routes.js';
+import { trackingRoutes } from './modules/tracking/tracking.routes.js';
+import { verifyRoutes } from './modules/verify/verify.routes.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { trackRoutes } from './modules/events/track.routes.js';
 import { projectsRoutes } from './modules/projects/projects.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -96,5 +102,11 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(fieldsRoutes, deps);
   await app.register(contactJobsRoutes, deps);
   await app.register(eventsRoutes, deps);
+  await app.register(domainsRoutes, deps);
+  await app.register(templatesRoutes, deps);
+  await app.register(sendRoutes, deps);
+  await app.register(verifyRoutes, deps);
+  await app.register(trackingRoutes, deps);
+  await app.register(webhooksRoutes, deps);
   return app;
 }

@@ -3,11 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
 import pino from 'pino';
 import { buildApp, REDACT } from './app.js';
+import { createAppDeps } from './app-deps.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { DatabaseStartError, openDatabase, type OpenDatabase } from './db/open.js';
 import { memoryStore, redisStore } from './http/rate-limit.js';
-import { createSessions } from './http/session.js';
 import { startWorker } from './worker.js';
 
 /** Prints one clear line and exits non-zero: for failures a self-hoster can fix. */
@@ -60,11 +60,11 @@ async function main(): Promise<void> {
     await migrateToLatest(db.db, db.pool);
     if (stopping) return;
 
-    const deps = { config, db: db.db };
+    const deps = createAppDeps(config, db.db);
     if (runJobs) runner = await startWorker({ pool: db.pool, deps, log });
     if (serveApi && !stopping) {
       const store = config.redisUrl ? redisStore(config.redisUrl, (err) => log.warn({ err }, 'redis error')) : memoryStore();
-      app = await buildApp({ ...deps, sessions: createSessions(config.secret, config.publicUrl) }, { logger: log, rateLimitStore: store });
+      app = await buildApp(deps, { logger: log, rateLimitStore: store });
       // Answers sent while draining tell the client not to reuse the connection.
       app.addHook('onSend', async (_request, reply) => {
         if (stopping) reply.header('connection', 'close');

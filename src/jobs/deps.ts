@@ -1,9 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Config } from '../config.js';
-import type { Database } from '../db/schema.js';
+import type { AppDeps } from '../app-deps.js';
 
-/** What tasks receive. */
-export interface JobDeps {
-  readonly config: Config;
-  readonly db: Kysely<Database>;
-}
+/** What tasks receive: the app's services without the HTTP session signer. */
+export type JobDeps = Pick<AppDeps, 'config' | 'db' | 'dns' | 'tokens'>;

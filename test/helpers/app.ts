@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { type AppDeps, createAppDeps } from '../../src/app-deps.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connect, type Db } from '../../src/db/connection.js';
 import { memoryStore, type RateLimitStore } from '../../src/http/rate-limit.js';
-import { createSessions } from '../../src/http/session.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -12,6 +12,8 @@ export interface TestApp {
   app: FastifyInstance;
   config: Config;
   db: Db;
+  /** The services the app was built with (also what jobs receive). */
+  deps: AppDeps;
   close(): Promise<void>;
 }
 
@@ -34,8 +36,9 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const config = testConfig(opts.env);
   const db = connect(inject('databaseUrl'), { max: 10 });
+  const deps = createAppDeps(config, db.db);
   const app = await buildApp(
-    { config, db: db.db, sessions: createSessions(config.secret, config.publicUrl) },
+    deps,
     { rateLimitStore: opts.store ?? memoryStore(), logger: opts.logger },
   );
   opts.extend?.(app, db);
@@ -44,6 +47,7 @@ export async function createTestApp(
     app,
     config,
     db,
+    deps,
     async close() {
       await app.close();
       await db.close();

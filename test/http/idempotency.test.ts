@@ -151,6 +151,6 @@ describe('Idempotency-Key', () => {
   it('is wired as a cron job of the worker', () => {
     const items = parseCrontab(CRONTAB);
     expect(items.map((i) => i.task)).toContain(Tasks.cleanupIdempotencyKeys);
-    expect(createTaskList({ config: t.config, db: t.db.db })[Tasks.cleanupIdempotencyKeys]).toBeTypeOf('function');
+    expect(createTaskList(t.deps)[Tasks.cleanupIdempotencyKeys]).toBeTypeOf('function');
   });
 });

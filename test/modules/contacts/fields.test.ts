@@ -6,7 +6,7 @@ import { upsertContacts } from '../../../src/modules/contacts/contacts.upsert.js
 import { fieldsRoutes } from '../../../src/modules/contacts/fields.routes.js';
 import { runFieldDeleteJob } from '../../../src/modules/contacts/fields.service.js';
 import { insertJob } from '../../../src/modules/contacts/jobs.repo.js';
-import { createSessions } from '../../../src/http/session.js';
+import { createAppDeps } from '../../../src/app-deps.js';
 import { startWorker } from '../../../src/worker.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { createTestApp, testConfig, type TestApp } from '../../helpers/app.js';
@@ -19,12 +19,10 @@ beforeAll(async () => {
   t = await createTestApp({
     // The field routes again under /small, queueing a delete above 2 contacts instead of 10,000.
     extend: (app, db) => {
-      const config = testConfig();
-      const sessions = createSessions(config.secret, config.publicUrl);
-      void app.register(fieldsRoutes, { config, db: db.db, sessions, fieldDeleteJobThreshold: 2, prefix: '/small' });
+      void app.register(fieldsRoutes, { ...createAppDeps(testConfig(), db.db), fieldDeleteJobThreshold: 2, prefix: '/small' });
     },
   });
-  runner = await startWorker({ pool: t.db.pool, deps: { config: t.config, db: t.db.db }, log: pino({ level: 'silent' }), concurrency: 2 });
+  runner = await startWorker({ pool: t.db.pool, deps: t.deps, log: pino({ level: 'silent' }), concurrency: 2 });
 });
 afterAll(async () => {
   await runner?.stop();
