@@ -3,50 +3,82 @@ import { convert } from 'html-to-text';
 /** Variables of one rendering: contact data, one-off data, and the reserved email/URL values. */
 export type Variables = Record<string, string | number | boolean | null | undefined>;
 
-// {{{key}}} raw, {{key}} escaped, {{ key ?? "fallback" }} / {{key ?? fallback}} with a fallback.
-const TAG = /\{\{\{\s*([^{}?]+?)\s*(?:\?\?\s*([^{}]*?))?\s*\}\}\}|\{\{\s*([^{}?]+?)\s*(?:\?\?\s*([^{}]*?))?\s*\}\}/g;
+/**
+ * `{{{inner}}}` (raw) or `{{inner}}` (escaped). The inner text is parsed in code, not by the
+ * pattern: a pattern with several overlapping `\s*` and lazy groups backtracks polynomially
+ * (a `{{` followed by 1,000 spaces took 35 s), and a template body can be 1 MB. `[^{}]*`
+ * cannot overlap with its delimiters, so matching is linear.
+ */
+const TAG = /\{\{\{([^{}]*)\}\}\}|\{\{([^{}]*)\}\}/g;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 
-function unquote(fallback: string): string {
-  const f = fallback.trim();
-  return /^(["']).*\1$/s.test(f) ? f.slice(1, -1) : f;
+interface Tag {
+  key: string;
+  fallback: string | undefined;
 }
 
-function lookup(vars: Variables, key: string, fallback: string | undefined): string {
-  const value = Object.hasOwn(vars, key) ? vars[key] : undefined;
-  if (value === undefined || value === null || value === '') return fallback === undefined ? '' : unquote(fallback);
+/** `key` or `key ?? fallback`, whitespace around each ignored; undefined when not a tag (`{{ }}`, `{{a?b}}`). */
+function parseTag(inner: string): Tag | undefined {
+  const at = inner.indexOf('??');
+  const key = (at === -1 ? inner : inner.slice(0, at)).trim();
+  if (key === '' || key.includes('?')) return undefined;
+  return { key, fallback: at === -1 ? undefined : unquote(inner.slice(at + 2)) };
+}
+
+/** `"text"` and `'text'` lose their quotes; an unquoted fallback is taken as written (trimmed). */
+function unquote(fallback: string): string {
+  const f = fallback.trim();
+  return f.length >= 2 && (f[0] === '"' || f[0] === "'") && f.at(-1) === f[0] ? f.slice(1, -1) : f;
+}
+
+/** The value of a key; missing, null and '' take the fallback (or ''). Own keys only: `{{constructor}}` is missing. */
+function lookup(vars: Variables, tag: Tag): string {
+  const value = Object.hasOwn(vars, tag.key) ? vars[tag.key] : undefined;
+  if (value === undefined || value === null || value === '') return tag.fallback ?? '';
   return String(value);
 }
 
 /**
  * Fills `{{key}}`, `{{key ?? fallback}}` and `{{{key}}}`. With `escape` (HTML bodies) values
  * of `{{…}}` are HTML-escaped and `{{{…}}}` are inserted raw; without it (subjects, text)
- * every value is inserted as is. A missing value with no fallback renders as empty.
+ * every value is inserted as is. A missing value with no fallback renders as empty. Keys are
+ * flat names (`user.name` is the key "user.name", not a path); text that is not a tag
+ * (`{{ }}`, `{{a?b}}`) is left as written. Inserted values are never scanned again.
  */
 export function renderTemplate(template: string, vars: Variables, opts: { escape: boolean }): string {
-  return template.replace(TAG, (_m, rawKey?: string, rawFallback?: string, key?: string, fallback?: string) => {
-    if (rawKey !== undefined) return lookup(vars, rawKey.trim(), rawFallback);
-    const value = lookup(vars, (key ?? '').trim(), fallback);
-    return opts.escape ? escapeHtml(value) : value;
+  return template.replace(TAG, (match, rawInner: string | undefined, inner: string | undefined) => {
+    const tag = parseTag(rawInner ?? inner ?? '');
+    if (!tag) return match;
+    const value = lookup(vars, tag);
+    return rawInner === undefined && opts.escape ? escapeHtml(value) : value;
   });
 }
 
-/** Keys a template references (for usage reports and validation). */
+/** Keys a template references, each once, in order of first use (for usage reports and validation). */
 export function templateVariables(template: string): string[] {
   const keys = new Set<string>();
-  for (const m of template.matchAll(TAG)) keys.add((m[1] ?? m[3] ?? '').trim());
-  return [...keys].filter(Boolean);
+  for (const m of template.matchAll(TAG)) {
+    const tag = parseTag(m[1] ?? m[2] ?? '');
+    if (tag) keys.add(tag.key);
+  }
+  return [...keys];
 }
 
-/** The plain-text part generated from an HTML body: links kept as "text [url]". */
+/**
+ * The plain-text part generated from an HTML body: links kept as "text [url]" (just the url
+ * when it is the text), images dropped, lines wrapped at 78 characters, table cells on their
+ * own lines (email layouts are tables: inline cells would glue words together).
+ */
 export function htmlToText(html: string): string {
   return convert(html, {
     wordwrap: 78,
     selectors: [
       { selector: 'img', format: 'skip' },
       { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+      { selector: 'td', format: 'block', options: { leadingLineBreaks: 1, trailingLineBreaks: 1 } },
+      { selector: 'th', format: 'block', options: { leadingLineBreaks: 1, trailingLineBreaks: 1 } },
     ],
   }).trim();
 }

@@ -1,4 +1,105 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
+import { ApiError, ErrorCode, LegacyBadRequest } from '../../http/errors.js';
+import {
+  CreateTemplateBody,
+  ListTemplatesQuery,
+  Template,
+  TEMPLATE_BODY_LIMIT,
+  TemplateIdParams,
+  TemplateList,
+  TemplateUsage,
+  UpdateTemplateBody,
+} from './templates.schema.js';
+import {
+  createTemplate,
+  duplicateTemplate,
+  getTemplate,
+  listTemplates,
+  patchTemplate,
+  removeTemplate,
+  templateUsage,
+} from './templates.service.js';
 
-export async function templatesRoutes(_app: FastifyInstance, _deps: AppDeps): Promise<void> {}
+/** The project of the request (routes here use the default `secret` auth, which always sets it). */
+function projectId(request: FastifyRequest): string {
+  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"');
+  return request.project.id;
+}
+
+export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['Templates'];
+
+  r.get('/templates', {
+    schema: {
+      tags,
+      summary: 'Page list of templates, newest first by default',
+      querystring: ListTemplatesQuery,
+      response: { 200: TemplateList },
+    },
+    handler: async (request) => listTemplates(deps.db, projectId(request), request.query),
+  });
+
+  r.post('/templates', {
+    bodyLimit: TEMPLATE_BODY_LIMIT,
+    schema: {
+      tags,
+      summary: 'Create a template (from is required, on a verified domain)',
+      body: CreateTemplateBody,
+      response: { 201: Template },
+    },
+    handler: async (request, reply) => {
+      const { from, ...rest } = request.body;
+      if (from === undefined) throw new LegacyBadRequest('From address is required');
+      const template = await createTemplate(deps.db, projectId(request), { ...rest, from });
+      return reply.code(201).send(template);
+    },
+  });
+
+  r.get('/templates/:id', {
+    schema: { tags, summary: 'One template', params: TemplateIdParams, response: { 200: Template } },
+    handler: async (request) => getTemplate(deps.db, projectId(request), request.params.id),
+  });
+
+  r.patch('/templates/:id', {
+    bodyLimit: TEMPLATE_BODY_LIMIT,
+    schema: {
+      tags,
+      summary: 'Update some fields (a new from re-checks its domain; null clears fromName and replyTo)',
+      params: TemplateIdParams,
+      body: UpdateTemplateBody,
+      response: { 200: Template },
+    },
+    handler: async (request) => patchTemplate(deps.db, projectId(request), request.params.id, request.body),
+  });
+
+  r.delete('/templates/:id', {
+    schema: { tags, summary: 'Delete a template (emails sent with it keep their rows)', params: TemplateIdParams },
+    handler: async (request, reply) => {
+      await removeTemplate(deps.db, projectId(request), request.params.id);
+      return reply.code(204).send();
+    },
+  });
+
+  r.post('/templates/:id/duplicate', {
+    schema: {
+      tags,
+      summary: 'Copy a template as "<name> (copy)"; answers the new template (its id is the new id)',
+      params: TemplateIdParams,
+      response: { 201: Template },
+    },
+    handler: async (request, reply) => reply.code(201).send(await duplicateTemplate(deps.db, projectId(request), request.params.id)),
+  });
+
+  r.get('/templates/:id/usage', {
+    schema: {
+      tags,
+      summary: 'Campaigns and workflow steps that use the template',
+      params: TemplateIdParams,
+      response: { 200: TemplateUsage },
+    },
+    handler: async (request) => templateUsage(deps.db, projectId(request), request.params.id),
+  });
+}
