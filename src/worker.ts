@@ -11,6 +11,8 @@ export interface WorkerOptions {
   log: Pino;
   /** Jobs run at once. Default 8. */
   concurrency?: number;
+  /** Run the recurring jobs of CRONTAB. Default true; tests sharing a database turn it off. */
+  cron?: boolean;
 }
 
 function workerLogger(log: Pino): Logger {
@@ -25,7 +27,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Runner> {
   return run({
     pgPool: opts.pool,
     taskList: createTaskList(opts.deps),
-    crontab: CRONTAB,
+    crontab: opts.cron === false ? '' : CRONTAB,
     concurrency: opts.concurrency ?? 8,
     noHandleSignals: true,
     pollInterval: 1000,

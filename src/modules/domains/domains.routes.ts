@@ -1,4 +1,70 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
+import { ApiError, ErrorCode } from '../../http/errors.js';
+import { dkimSecretBox } from './dkim-keys.js';
+import { CreateDomainBody, Domain, DomainIdParams, ProjectIdParams } from './domains.schema.js';
+import { addDomain, type DomainLog, listProjectDomains, removeDomain, verifyDomainNow } from './domains.service.js';
 
-export async function domainsRoutes(_app: FastifyInstance, _deps: AppDeps): Promise<void> {}
+/** The project of the request (routes here use the default `secret` auth, which always sets it). */
+function projectId(request: FastifyRequest): string {
+  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"');
+  return request.project.id;
+}
+
+const requestLog =
+  (request: FastifyRequest): DomainLog =>
+  (message, meta) =>
+    request.log.info(meta, message);
+
+export async function domainsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['Domains'];
+  const box = dkimSecretBox(deps.config.secret);
+
+  r.get('/domains/project/:projectId', {
+    schema: {
+      tags,
+      summary: "The project's sender domains, verified and pending, newest first",
+      params: ProjectIdParams,
+      response: { 200: z.array(Domain) },
+    },
+    handler: async (request) => listProjectDomains(deps.db, projectId(request), request.params.projectId),
+  });
+
+  r.post('/domains', {
+    schema: {
+      tags,
+      summary: 'Add a sender domain: generates its DKIM key and returns the DNS records to publish',
+      description:
+        'Publish the DKIM record exactly, then call GET /domains/:id/verify (domains are also re-checked every 5 minutes). ' +
+        'SPF and DMARC are recommended and reported, not required. 409 when the project already has the domain or another project has it verified.',
+      body: CreateDomainBody,
+      response: { 201: Domain },
+    },
+    handler: async (request, reply) => reply.code(201).send(await addDomain(deps.db, box, projectId(request), request.body.domain)),
+  });
+
+  r.get('/domains/:id/verify', {
+    schema: {
+      tags,
+      summary: 'Check the DNS records now and return the domain with the status of each record',
+      description:
+        'Verified when the DKIM record is published exactly. A lookup error (timeout, SERVFAIL) leaves the state unchanged. ' +
+        '409 when another project has the domain verified.',
+      params: DomainIdParams,
+      response: { 200: Domain },
+    },
+    handler: async (request) =>
+      verifyDomainNow(deps, { projectId: projectId(request), id: request.params.id, log: requestLog(request) }),
+  });
+
+  r.delete('/domains/:id', {
+    schema: { tags, summary: 'Remove a sender domain and its DKIM key', params: DomainIdParams },
+    handler: async (request, reply) => {
+      await removeDomain(deps.db, projectId(request), request.params.id);
+      return reply.code(204).send();
+    },
+  });
+}

@@ -16,7 +16,7 @@ let t: TestApp;
 let runner: Runner;
 beforeAll(async () => {
   t = await createTestApp();
-  runner = await startWorker({ pool: t.db.pool, deps: t.deps, log: pino({ level: 'silent' }), concurrency: 2 });
+  runner = await startWorker({ pool: t.db.pool, deps: t.deps, log: pino({ level: 'silent' }), cron: false, concurrency: 2 });
 });
 afterAll(async () => {
   await runner?.stop();

@@ -22,7 +22,7 @@ beforeAll(async () => {
       void app.register(fieldsRoutes, { ...createAppDeps(testConfig(), db.db), fieldDeleteJobThreshold: 2, prefix: '/small' });
     },
   });
-  runner = await startWorker({ pool: t.db.pool, deps: t.deps, log: pino({ level: 'silent' }), concurrency: 2 });
+  runner = await startWorker({ pool: t.db.pool, deps: t.deps, log: pino({ level: 'silent' }), cron: false, concurrency: 2 });
 });
 afterAll(async () => {
   await runner?.stop();
