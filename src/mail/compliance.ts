@@ -34,20 +34,35 @@ export function isTracked(ctx: Pick<LinkContext, 'type' | 'tracking'>): boolean 
   return ctx.tracking === 'ENABLED' || (ctx.tracking === 'MARKETING_ONLY' && ctx.type === 'MARKETING');
 }
 
-const HREF = /(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?:\/\/[^"']+)\2/gi;
+/**
+ * An opening `<a …>` tag. `[^<>]*` stops at the next angle bracket, so a body of a million
+ * unclosed `<a` costs linear time (a lazy `[^>]*?` rescans to the end from every `<a`).
+ */
+const A_TAG = /<a\s[^<>]*>/gi;
+/** The href attribute of one tag (never `data-href`: a space must precede it). */
+const HREF = /(\shref\s*=\s*)(?:"([^"]*)"|'([^']*)')/i;
+/** Our own links that must reach the recipient unwrapped: hosted pages and tracking. */
+const OWN_PATHS = ['/unsubscribe/', '/subscribe/', '/manage/', '/t/'];
+
+/** The URL an attribute value stands for (the entities a serialiser writes for `&`). */
+const attributeUrl = (value: string) => value.trim().replace(/&amp;|&#0*38;|&#x0*26;/gi, '&');
 
 /** Click tracking: http(s) links go through /t/c/<token>, which redirects only to the signed URL. */
 function rewriteLinks(html: string, ctx: LinkContext, deps: { tokens: Tokens; publicUrl: string }): string {
-  return html.replace(HREF, (match, prefix: string, quote: string, url: string) => {
-    const target = url.replace(/&amp;/g, '&');
-    if (target.startsWith(`${deps.publicUrl}/unsubscribe/`) || target.startsWith(`${deps.publicUrl}/manage/`)) return match;
-    const token = deps.tokens.sign(TokenPurpose.click, { e: ctx.emailId, u: target });
-    return `${prefix}${quote}${deps.publicUrl}/t/c/${token}${quote}`;
-  });
+  const own = OWN_PATHS.map((p) => `${deps.publicUrl}${p}`);
+  return html.replace(A_TAG, (tag) =>
+    tag.replace(HREF, (match, prefix: string, doubleQuoted?: string, singleQuoted?: string) => {
+      const target = attributeUrl(doubleQuoted ?? singleQuoted ?? '');
+      if (!/^https?:\/\//i.test(target) || own.some((p) => target.startsWith(p))) return match;
+      const token = deps.tokens.sign(TokenPurpose.click, { e: ctx.emailId, u: target });
+      return `${prefix}"${deps.publicUrl}/t/c/${token}"`;
+    }),
+  );
 }
 
+/** Inserts before the last `</body>` (or appends when there is none). */
 function insertBeforeBodyEnd(html: string, fragment: string): string {
-  const at = html.search(/<\/body\s*>/i);
+  const at = html.toLowerCase().lastIndexOf('</body');
   return at === -1 ? html + fragment : html.slice(0, at) + fragment + html.slice(at);
 }
 
@@ -60,7 +75,8 @@ export interface PreparedContent {
  * What delivery adds to a rendered HTML body: click and open tracking when the project's
  * `tracking` setting covers this email's type, and for MARKETING mail the RFC 8058
  * one-click List-Unsubscribe headers plus an unsubscribe footer when the body carries no
- * unsubscribe link of its own.
+ * unsubscribe link of its own. Links to the hosted pages and mailto:/relative links are
+ * never wrapped.
  */
 export function prepareForDelivery(
   html: string,

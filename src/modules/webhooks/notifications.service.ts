@@ -1,0 +1,58 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { recordMilestone } from '../emails/status.js';
+import { disableProjectIfUnhealthy, findEmailByMessageIds, noteSoftBounce, REPUTATION, unsubscribeContact } from './notifications.repo.js';
+import type { DeliveryEvent } from './ses.js';
+
+/** The logging this service needs (pino's shape). */
+export interface Logger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export type Outcome = 'unknown-email' | 'recorded' | 'duplicate' | 'soft-bounce' | 'not-trackable';
+
+const percent = (part: number, whole: number) => `${((100 * part) / whole).toFixed(2)}%`;
+
+/**
+ * Applies one delivery notification in one transaction:
+ * - delivery → DELIVERED;
+ * - hard (Permanent) bounce → BOUNCED, the contact unsubscribed, the project's reputation checked;
+ * - soft (Transient, Undetermined) bounce → the reason noted on the email; no status change,
+ *   no unsubscribe (the address may work tomorrow; it does not count toward auto-disable);
+ * - complaint → COMPLAINED, the contact unsubscribed, the reputation checked.
+ * Statuses never move backwards (recordMilestone). A repeated notification (SNS delivers at
+ * least once) records nothing new and unsubscribes no one again.
+ */
+export async function applyDeliveryEvent(db: Kysely<Database>, event: DeliveryEvent, log: Logger): Promise<Outcome> {
+  return db.transaction().execute(async (trx): Promise<Outcome> => {
+    const email = await findEmailByMessageIds(trx, event.messageIds);
+    if (!email) return 'unknown-email';
+    if (event.kind === 'delivery') {
+      const change = await recordMilestone(trx, { emailId: email.id, status: 'DELIVERED', data: event.data });
+      return !change ? 'not-trackable' : change.first ? 'recorded' : 'duplicate';
+    }
+    if (event.kind === 'bounce' && !event.permanent) {
+      const reason = [event.data.bounceType, event.data.bounceSubType, event.data.diagnosticCode].filter((v) => typeof v === 'string').join(': ');
+      await noteSoftBounce(trx, email.id, `Soft bounce: ${reason}`);
+      return 'soft-bounce';
+    }
+    const status = event.kind === 'bounce' ? 'BOUNCED' : 'COMPLAINED';
+    const change = await recordMilestone(trx, { emailId: email.id, status, data: event.data });
+    if (!change) return 'not-trackable';
+    if (!change.first) return 'duplicate';
+    if (change.contactId) await unsubscribeContact(trx, change.projectId, change.contactId);
+    const health = await disableProjectIfUnhealthy(trx, change.projectId);
+    if (health.disabled) {
+      const reason =
+        health.bounced / health.sent >= REPUTATION.bounceRate
+          ? `bounce rate ${percent(health.bounced, health.sent)} ≥ ${REPUTATION.bounceRate * 100}%`
+          : `complaint rate ${percent(health.complained, health.sent)} ≥ ${REPUTATION.complaintRate * 100}%`;
+      log.warn(
+        { projectId: change.projectId, ...health, reason, windowDays: REPUTATION.windowDays },
+        `project ${change.projectId} auto-disabled: ${reason} over ${health.sent} emails sent in ${REPUTATION.windowDays} days; re-enable with: npm run admin -- enable-project --project ${change.projectId}`,
+      );
+    }
+    return 'recorded';
+  });
+}
