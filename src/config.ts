@@ -96,6 +96,19 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 1000, 1, 10_000_000),
   IDEMPOTENCY_TTL_HOURS: int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
   WEBHOOK_ALLOW_PRIVATE: bool('WEBHOOK_ALLOW_PRIVATE', false),
+  SNS_VERIFY: bool('SNS_VERIFY', true),
+  SNS_TOPIC_ARNS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const arns = (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const bad = arns.find((a) => !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/.test(a));
+      if (bad) {
+        ctx.addIssue({ code: 'custom', message: `SNS_TOPIC_ARNS has an invalid topic ARN "${bad}"` });
+        return z.NEVER;
+      }
+      return arns;
+    }),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   GITHUB_CLIENT_ID: z.string().optional(),
@@ -132,6 +145,10 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   readonly idempotencyTtlHours: number;
   readonly webhookAllowPrivate: boolean;
+  /** Require valid SNS signatures on /webhooks/notifications. Default true. */
+  readonly snsVerify: boolean;
+  /** Accept notifications only from these SNS topics; empty means any topic. */
+  readonly snsTopicArns: readonly string[];
   readonly stripe: { readonly secretKey: string; readonly webhookSecret: string | undefined } | undefined;
   readonly oauth: {
     readonly github: { readonly clientId: string; readonly clientSecret: string } | undefined;
@@ -210,6 +227,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    snsVerify: e.SNS_VERIFY,
+    snsTopicArns: Object.freeze(e.SNS_TOPIC_ARNS),
     stripe: stripeKey ? { secretKey: stripeKey, webhookSecret: e.STRIPE_WEBHOOK_SECRET || undefined } : undefined,
     oauth: {
       github: pair(e.GITHUB_CLIENT_ID, e.GITHUB_CLIENT_SECRET, 'GITHUB_CLIENT_ID', 'GITHUB_CLIENT_SECRET'),

@@ -24,6 +24,8 @@ describe('config', () => {
       rateLimitPerMinute: 1000,
       idempotencyTtlHours: 24,
       webhookAllowPrivate: false,
+      snsVerify: true,
+      snsTopicArns: [],
       stripe: undefined,
       oauth: { github: undefined, google: undefined },
     });
@@ -45,6 +47,8 @@ describe('config', () => {
     [{ SECRET: 'short' }, /SECRET/],
     [{ GITHUB_CLIENT_ID: 'id-only' }, /GITHUB_CLIENT_SECRET/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ SNS_VERIFY: 'sometimes' }, /SNS_VERIFY/],
+    [{ SNS_TOPIC_ARNS: 'not-an-arn' }, /SNS_TOPIC_ARNS/],
   ])('fails fast naming the variable: %o', (env, name) => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, ...env })).toThrow(name);

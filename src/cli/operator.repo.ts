@@ -14,7 +14,12 @@ export async function setProjectDisabled(
   if (!isUuid(projectId)) return undefined;
   return db
     .updateTable('projects')
-    .set({ disabled, updated_at: sql`now()` })
+    .set({
+      disabled,
+      disabled_reason: disabled ? 'disabled by an operator' : null,
+      disabled_at: disabled ? sql`now()` : null,
+      updated_at: sql`now()`,
+    })
     .where('id', '=', projectId)
     .returningAll()
     .executeTakeFirst();

@@ -26,6 +26,8 @@ export interface ProjectsTable {
   public_key: string;
   secret_key: string;
   disabled: Generated<boolean>;
+  disabled_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  disabled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   tracking: ColumnType<TrackingMode, TrackingMode | undefined, TrackingMode>;
   created_at: Timestamp;
   updated_at: Timestamp;

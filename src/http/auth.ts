@@ -26,7 +26,7 @@ async function projectByKey(db: Kysely<Database>, key: string): Promise<ProjectC
   const column = key.startsWith(SECRET_KEY_PREFIX) ? 'secret_key' : 'public_key';
   const row = await db
     .selectFrom('projects')
-    .select(['id', 'disabled', 'tracking'])
+    .select(['id', 'disabled', 'disabled_reason', 'tracking'])
     .where(column, '=', key)
     .executeTakeFirst();
   return row;
@@ -54,7 +54,7 @@ async function projectByMembership(
     .selectFrom('memberships as m')
     .innerJoin('projects as p', 'p.id', 'm.project_id')
     .innerJoin('users as u', 'u.id', 'm.user_id')
-    .select(['p.id', 'p.disabled', 'p.tracking', 'm.role'])
+    .select(['p.id', 'p.disabled', 'p.disabled_reason', 'p.tracking', 'm.role'])
     .where('m.user_id', '=', claims.userId)
     .where('m.project_id', '=', projectId)
     .where(liveSession(claims.issuedAtMs))
@@ -108,7 +108,10 @@ async function authenticate(db: Kysely<Database>, sessions: Sessions, request: F
   if (request.project) {
     request.log = request.log.child({ projectId: request.project.id });
     if (request.project.disabled && mode !== AuthMode.user) {
-      throw new ApiError(403, ErrorCode.PROJECT_DISABLED, 'This project is disabled; an operator must re-enable it');
+      const why = request.project.disabled_reason ? ` (${request.project.disabled_reason})` : '';
+      throw new ApiError(403, ErrorCode.PROJECT_DISABLED, `This project is disabled${why}; an operator must re-enable it`, {
+        suggestion: 'The operator re-enables it with: npm run admin -- enable-project --project <id>',
+      });
     }
   }
 }

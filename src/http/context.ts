@@ -19,6 +19,8 @@ export type RateLimitMode = 'project' | 'ip' | false;
 export interface ProjectContext {
   id: string;
   disabled: boolean;
+  /** Why it was disabled (auto-disable or operator), when it is. */
+  disabled_reason: string | null;
   tracking: TrackingMode;
   /** Set when the caller came in with a session cookie rather than a key. */
   role?: ProjectRole;

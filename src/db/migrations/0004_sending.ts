@@ -6,6 +6,9 @@ import { type Kysely, sql } from 'kysely';
  * send request, and the capture outbox used when no SMTP_URL is configured.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // Why and when a project was disabled (auto-disable on bounces/complaints, or an operator).
+  await sql`ALTER TABLE projects ADD COLUMN disabled_reason text, ADD COLUMN disabled_at timestamptz`.execute(db);
+
   await sql`
     CREATE TABLE domains (
       id uuid PRIMARY KEY DEFAULT uuid_generate_v7(),
@@ -113,4 +116,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`DROP TABLE outbox, emails, attachment_sets, templates, domains`.execute(db);
+  await sql`ALTER TABLE projects DROP COLUMN disabled_reason, DROP COLUMN disabled_at`.execute(db);
 }

@@ -8,6 +8,7 @@ export const Project = z
     public: z.string().describe('Public key (pk_…): POST /v1/track only'),
     secret: z.string().describe('Secret key (sk_…): every other endpoint'),
     disabled: z.boolean(),
+    disabledReason: z.string().nullable().describe('Why the project is disabled (bounce or complaint rate, or an operator)'),
     tracking: z.enum(TRACKING_MODES),
     role: z.enum(PROJECT_ROLES).describe('Your role in this project'),
     createdAt: z.iso.datetime(),

@@ -58,7 +58,10 @@ export async function disableProjectIfUnhealthy(trx: Transaction<Database>, proj
         AND created_at >= now() - interval '30 days'
         AND sent_at >= now() - make_interval(days => ${REPUTATION.windowDays})
     ), disabled AS (
-      UPDATE projects p SET disabled = true, updated_at = now()
+      UPDATE projects p SET disabled = true, disabled_at = now(), updated_at = now(),
+        disabled_reason = CASE WHEN s.bounced >= s.sent * ${REPUTATION.bounceRate}::numeric
+          THEN format('bounce rate %s of %s emails in %s days', s.bounced, s.sent, ${REPUTATION.windowDays}::int)
+          ELSE format('complaint rate %s of %s emails in %s days', s.complained, s.sent, ${REPUTATION.windowDays}::int) END
       FROM stats s
       WHERE p.id = ${projectId} AND NOT p.disabled AND s.sent >= ${REPUTATION.minSent}
         AND (s.bounced >= s.sent * ${REPUTATION.bounceRate}::numeric OR s.complained >= s.sent * ${REPUTATION.complaintRate}::numeric)

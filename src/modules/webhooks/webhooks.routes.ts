@@ -16,11 +16,11 @@ import {
 /** Options of the SNS endpoint; every one has a production default. */
 export interface SnsOptions {
   /**
-   * Require a valid SNS signature. Default: `config.snsVerify` once config has it (proposed
-   * env SNS_VERIFY), else true. Off, anyone who can reach the endpoint can post bounces.
+   * Require a valid SNS signature. Default: SNS_VERIFY (true). Off, anyone who can reach the
+   * endpoint can post bounces.
    */
   verify?: boolean;
-  /** Accept only these TopicArns (proposed env SNS_TOPIC_ARNS). Default: any topic. */
+  /** Accept only these TopicArns. Default: SNS_TOPIC_ARNS, or any topic when it is unset. */
   topicArns?: readonly string[];
   /** Fetches signing certificates. Default: HTTPS GET (tests inject a local certificate). */
   fetchCertificate?: CertificateFetcher;
@@ -29,9 +29,6 @@ export interface SnsOptions {
   /** Replaces the whole verifier (fetchCertificate is then unused). */
   verifier?: SnsVerifier;
 }
-
-/** Settings config.ts may grow (proposed to the lead); read when present. */
-type FutureConfig = AppDeps['config'] & { readonly snsVerify?: boolean; readonly snsTopicArns?: readonly string[] };
 
 /** SNS sends JSON as text/plain; application/json is taken too. */
 function parseBody(body: unknown): SnsMessage {
@@ -55,10 +52,9 @@ function parseBody(body: unknown): SnsMessage {
  * signing certificate cannot be fetched (SNS retries).
  */
 export async function webhooksRoutes(app: FastifyInstance, deps: AppDeps & { sns?: SnsOptions }): Promise<void> {
-  const config: FutureConfig = deps.config;
   const opts = deps.sns ?? {};
-  const verify = opts.verify ?? config.snsVerify ?? true;
-  const topicArns = opts.topicArns ?? config.snsTopicArns;
+  const verify = opts.verify ?? deps.config.snsVerify;
+  const topicArns = opts.topicArns ?? (deps.config.snsTopicArns.length > 0 ? deps.config.snsTopicArns : undefined);
   const verifier = opts.verifier ?? createSnsVerifier({ fetchCertificate: opts.fetchCertificate });
   const confirm = opts.confirmSubscription ?? confirmSubscription;
   if (!verify) app.log.warn('SNS signature verification is off: /webhooks/notifications trusts every caller');
