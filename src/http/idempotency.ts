@@ -43,7 +43,8 @@ function readKey(request: FastifyRequest): string | undefined {
   return key;
 }
 
-const requestPath = (request: FastifyRequest) => request.url.split('?')[0] ?? request.url;
+/** The path recorded with a key: the URL without its query string. */
+export const requestPath = (request: FastifyRequest) => request.url.split('?')[0] ?? request.url;
 
 async function reusedError(db: Kysely<Database>, projectId: string, key: string): Promise<ApiError> {
   const row = await db
@@ -64,6 +65,9 @@ async function reusedError(db: Kysely<Database>, projectId: string, key: string)
     suggestion: 'Send a new Idempotency-Key for a new request',
   });
 }
+
+/** The 409 IDEMPOTENCY_KEY_REUSED answer for a taken key, with its original request. */
+export const idempotencyKeyReused = reusedError;
 
 /**
  * Inserts the key unless a live (unexpired) one exists; an expired row is taken over.
@@ -144,6 +148,43 @@ export const idempotencyPlugin = fp(
   },
   { name: 'idempotency', dependencies: ['auth'] },
 );
+
+/** One key to claim with {@link claimIdempotencyKeys}. */
+export interface KeyClaim {
+  key: string;
+  method: string;
+  path: string;
+  /** Recorded as the original answer's status. Default 200. */
+  statusCode?: number;
+}
+
+/**
+ * Claims many keys of one project in one statement, inside the transaction that performs
+ * their requests (the set-based form of `request.idempotency.claim`, for group commit).
+ * Keys must be distinct. A key already live is left alone; an expired one is taken over.
+ * Returns the keys claimed: a key missing from the set is taken (answer 409). Rows are
+ * inserted in key order, so concurrent claimers lock in one order and cannot deadlock.
+ */
+export async function claimIdempotencyKeys(
+  trx: Transaction<Database>,
+  projectId: string,
+  claims: readonly KeyClaim[],
+  ttlHours: number,
+): Promise<Set<string>> {
+  if (claims.length === 0) return new Set();
+  const { rows } = await sql<{ key: string }>`
+    INSERT INTO idempotency_keys (project_id, key, method, path, status_code)
+    SELECT ${projectId}, t.key, t.method, t.path, t.status_code
+    FROM unnest(${claims.map((c) => c.key)}::text[], ${claims.map((c) => c.method)}::text[],
+                ${claims.map((c) => c.path)}::text[], ${claims.map((c) => c.statusCode ?? 200)}::int[])
+      AS t(key, method, path, status_code)
+    ORDER BY t.key
+    ON CONFLICT (project_id, key) DO UPDATE
+      SET method = EXCLUDED.method, path = EXCLUDED.path, status_code = EXCLUDED.status_code, created_at = now()
+      WHERE idempotency_keys.created_at < now() - make_interval(hours => ${ttlHours})
+    RETURNING key`.execute(trx);
+  return new Set(rows.map((r) => r.key));
+}
 
 /** Deletes keys older than the TTL; run by the cron job. Returns how many went. */
 export async function deleteExpiredIdempotencyKeys(db: Kysely<Database>, ttlHours: number): Promise<number> {

@@ -1,4 +1,63 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
+import { ApiError, ErrorCode } from '../../http/errors.js';
+import { requestPath } from '../../http/idempotency.js';
+import { TrackBody, TrackResponse } from './events.schema.js';
+import { createTracker, isNotPerformed, type Tracker } from './track.service.js';
 
-export async function trackRoutes(_app: FastifyInstance, _deps: AppDeps): Promise<void> {}
+/** The project of the caller, set by the auth hook on every key or session route. */
+export function projectIdOf(request: FastifyRequest): string {
+  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key');
+  return request.project.id;
+}
+
+/** Performs one track request through `tracker` (exported for tests with a tuned tracker). */
+export async function handleTrack(tracker: Tracker, request: FastifyRequest, body: TrackBody): Promise<TrackResponse> {
+  const idem = request.idempotency;
+  try {
+    const data = await tracker.track({
+      projectId: projectIdOf(request),
+      ...body,
+      idempotency: idem && { key: idem.key, method: request.method, path: requestPath(request) },
+    });
+    // Claimed in the batch's transaction: the onSend fallback must not record it again.
+    if (idem) idem.claimed = true;
+    return { success: true, data };
+  } catch (err) {
+    // Never performed (overload, shutdown): leave the key free for the retry the 503 asks for.
+    if (isNotPerformed(err)) request.idempotency = undefined;
+    throw err;
+  }
+}
+
+/**
+ * POST /v1/track (public key) and its dashboard alias POST /events/track (secret key or
+ * session). Both share one per-process group-commit batcher, drained when the app closes.
+ */
+export async function trackRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const tracker = createTracker(deps.db, {
+    ttlHours: deps.config.idempotencyTtlHours,
+    batch: {
+      onBatchError: (err, info) => app.log.warn({ err, ...info }, 'track batch failed; retrying its calls one by one'),
+      onBatch: (info) => app.log.debug(info, 'track batch committed'),
+    },
+  });
+  app.addHook('onClose', async () => tracker.close());
+
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const description =
+    'Records an event for a contact, creating or updating the contact. Every call records a new event unless an Idempotency-Key repeats. Answers once the event is committed.';
+
+  r.post('/v1/track', {
+    config: { auth: 'public', idempotent: true },
+    schema: { tags: ['Events'], summary: 'Track an event (public key)', description, body: TrackBody, response: { 200: TrackResponse } },
+    handler: (request) => handleTrack(tracker, request, request.body),
+  });
+
+  r.post('/events/track', {
+    config: { idempotent: true },
+    schema: { tags: ['Events'], summary: 'Track an event from the dashboard (secret key)', description, body: TrackBody, response: { 200: TrackResponse } },
+    handler: (request) => handleTrack(tracker, request, request.body),
+  });
+}

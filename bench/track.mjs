@@ -1,0 +1,232 @@
+// Load test of POST /v1/track (group commit) with autocannon. Not a test: numbers depend on
+// the machine and on what else runs on it.
+//
+//   node bench/track.mjs                       # starts `npm start` on a temp DATA_DIR, 50 connections, 30 s
+//   node bench/track.mjs --duration 10 --connections 100 --emails 1000
+//   node bench/track.mjs --base http://127.0.0.1:8080 --key pk_… [--secret sk_…]   # a running server
+//
+// Prints req/s, latency percentiles, non-2xx and errors, and the CPU seconds spent during the
+// measured run by the server's Node process and by its PostgreSQL processes (utime + stime from
+// /proc, children that exited included). With a started server it also checks that the number
+// of events in the database equals the number of 2xx answers (an accepted event is never lost).
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import console from 'node:console';
+import { setTimeout as delay } from 'node:timers/promises';
+import autocannon from 'autocannon';
+
+const fetch = globalThis.fetch;
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
+}
+
+const opts = {
+  base: arg('base', undefined),
+  key: arg('key', undefined),
+  secret: arg('secret', undefined),
+  connections: Number(arg('connections', '50')),
+  duration: Number(arg('duration', '30')),
+  warmup: Number(arg('warmup', '5')),
+  emails: Number(arg('emails', '10000')),
+  logLevel: arg('log-level', 'info'),
+};
+const root = process.cwd();
+const sleep = (ms) => delay(ms);
+const CLK_TCK = 100; // Linux USER_HZ
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** utime+stime (+ cutime+cstime of reaped children) of a pid, in seconds; 0 when gone. */
+function cpuSeconds(pid, withChildren = false) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0);
+    return ticks / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+function processes() {
+  const list = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      list.push({ pid: Number(name), ppid, comm, cmdline });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return list;
+}
+
+function descendants(rootPid) {
+  const all = processes();
+  const out = [];
+  const queue = [rootPid];
+  while (queue.length) {
+    const pid = queue.shift();
+    for (const p of all) {
+      if (p.ppid !== pid) continue;
+      out.push(p);
+      queue.push(p.pid);
+    }
+  }
+  return out;
+}
+
+/** The server's Node pid and its postmaster pid (started server), or every postgres process (running one). */
+function cpuSnapshot(server) {
+  if (server) {
+    const tree = descendants(server.npmPid);
+    const node = tree.find((p) => p.comm === 'node' && p.cmdline.includes('loader.mjs') && p.cmdline.includes('src/server.ts'));
+    const postmaster = tree.find((p) => p.comm === 'postgres' && p.cmdline.includes(' -D '));
+    const backends = postmaster ? descendants(postmaster.pid) : [];
+    return {
+      node: node ? cpuSeconds(node.pid) : 0,
+      postgres: (postmaster ? cpuSeconds(postmaster.pid, true) : 0) + backends.reduce((s, p) => s + cpuSeconds(p.pid), 0),
+    };
+  }
+  const all = processes();
+  return {
+    node: 0,
+    postgres: all.filter((p) => p.comm === 'postgres').reduce((s, p) => s + cpuSeconds(p.pid), 0),
+  };
+}
+
+async function startServer() {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'bench-track-'));
+  chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as `postgres` and must reach its folder
+  const port = await freePort();
+  const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(tmp, 'data'), LOG_LEVEL: opts.logLevel, RATE_LIMIT_PER_MINUTE: '10000000' };
+  for (const name of ['DATABASE_URL', 'ROLE', 'SECRET', 'PUBLIC_URL', 'REDIS_URL']) delete env[name];
+  const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${base}/health`)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('server did not become healthy within 120 s');
+    await sleep(100);
+  }
+  return {
+    base,
+    npmPid: child.pid,
+    async stop() {
+      // SIGTERM to the server's Node process only: it drains, then stops its PostgreSQL.
+      const node = descendants(child.pid).find((p) => p.comm === 'node' && p.cmdline.includes('src/server.ts') && p.cmdline.includes('loader.mjs'));
+      if (node) process.kill(node.pid, 'SIGTERM');
+      const exited = new Promise((r) => child.once('exit', r));
+      await Promise.race([exited, sleep(30_000)]);
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+async function createProject(base) {
+  const email = `bench-${Date.now()}@example.com`;
+  const signup = await fetch(`${base}/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'bench password 123' }),
+  });
+  if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${await signup.text()}`);
+  const cookie = signup.headers.get('set-cookie').split(';')[0];
+  const res = await fetch(`${base}/users/@me/projects`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  if (res.status !== 201) throw new Error(`create project: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+const EVENTS = ['page-view', 'signed-up', 'purchase', 'trial-started', 'feature-used'];
+const PLANS = ['free', 'pro', 'team'];
+
+function runAutocannon(base, key, seconds) {
+  let n = 0;
+  return autocannon({
+    url: base,
+    connections: opts.connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/track',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        setupRequest: (req) => {
+          const i = n++;
+          const body = {
+            email: `user${i % opts.emails}@example.com`,
+            event: EVENTS[i % EVENTS.length],
+            data: { plan: PLANS[i % PLANS.length], visits: i, source: i % 7 === 0 ? null : 'bench', order: { value: `o-${i}`, persistent: false } },
+          };
+          return { ...req, body: JSON.stringify(body) };
+        },
+      },
+    ],
+  });
+}
+
+async function countEvents(base, secret) {
+  const res = await fetch(`${base}/events?limit=1`, { headers: { authorization: `Bearer ${secret}` } });
+  return (await res.json()).total;
+}
+
+const server = opts.base ? undefined : await startServer();
+const base = opts.base ?? server.base;
+try {
+  const project = opts.key ? { public: opts.key, secret: opts.secret } : await createProject(base);
+  if (opts.warmup > 0) {
+    console.log(`warm-up ${opts.warmup} s…`);
+    await runAutocannon(base, project.public, opts.warmup);
+  }
+  const eventsBefore = project.secret ? await countEvents(base, project.secret) : undefined;
+  const cpuBefore = cpuSnapshot(server);
+  const benchCpuBefore = process.cpuUsage();
+  console.log(`POST /v1/track: ${opts.connections} connections, ${opts.duration} s, ${opts.emails} distinct emails…`);
+  const r = await runAutocannon(base, project.public, opts.duration);
+  const cpuAfter = cpuSnapshot(server);
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  const ok = r['2xx'];
+  const total = ok + r.non2xx;
+  const cpu = { node: cpuAfter.node - cpuBefore.node, postgres: cpuAfter.postgres - cpuBefore.postgres };
+  const pct = (s) => `${((s / r.duration) * 100).toFixed(0)}% of a core`;
+  console.log(`
+requests        ${total} in ${r.duration.toFixed(1)} s: ${(total / r.duration).toFixed(0)} req/s (2xx ${ok}, ${(ok / r.duration).toFixed(0)}/s)
+latency (ms)    p50 ${r.latency.p50}  p90 ${r.latency.p90}  p99 ${r.latency.p99}  max ${r.latency.max}  mean ${r.latency.average.toFixed(1)}
+failures        non-2xx ${r.non2xx} ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).filter(([s]) => !s.startsWith('2')).map(([s, v]) => [s, v.count])))}  errors ${r.errors}  timeouts ${r.timeouts}
+CPU seconds     server node ${cpu.node.toFixed(1)} s (${pct(cpu.node)})  postgres ${cpu.postgres.toFixed(1)} s (${pct(cpu.postgres)})  load generator ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s${server ? '' : '  (running server: postgres = every postgres process on the machine)'}`);
+  if (eventsBefore !== undefined) {
+    await sleep(200);
+    const recorded = (await countEvents(base, project.secret)) - eventsBefore;
+    console.log(`events recorded ${recorded} (2xx answers ${ok})${recorded >= ok ? '' : '  MISSING EVENTS'}`);
+  }
+} finally {
+  await server?.stop();
+}

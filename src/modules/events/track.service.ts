@@ -1,0 +1,148 @@
+import type { Kysely } from 'kysely';
+import type { Database, DataValue } from '../../db/schema.js';
+import { ApiError, ErrorCode } from '../../http/errors.js';
+import { claimIdempotencyKeys, idempotencyKeyReused, type KeyClaim } from '../../http/idempotency.js';
+import { upsertContacts } from '../contacts/contacts.upsert.js';
+import { type DataInput, normalizeEmail, resolveData } from '../contacts/data-rules.js';
+import { insertEvents } from './events.insert.js';
+import { GroupCommit, GroupCommitClosedError, type GroupCommitOptions, type Outcome, QueueFullError } from './group-commit.js';
+
+/** One track call (POST /v1/track, POST /events/track). */
+export interface TrackInput {
+  projectId: string;
+  email: string;
+  event: string;
+  subscribed?: boolean;
+  data?: DataInput;
+  /** The request's Idempotency-Key, claimed in the transaction that records the event. */
+  idempotency?: KeyClaim;
+}
+
+export interface TrackResult {
+  contact: string;
+  event: string;
+  timestamp: string;
+}
+
+interface TrackItem {
+  projectId: string;
+  email: string;
+  event: string;
+  subscribed: boolean | undefined;
+  patch: Record<string, DataValue | null>;
+  values: Record<string, DataValue>;
+  claim: KeyClaim | undefined;
+}
+
+/** The item's Idempotency-Key was taken (by an earlier request, or one committed meanwhile). */
+class KeyTaken extends Error {
+  constructor(readonly key: string) {
+    super('Idempotency-Key already used');
+  }
+}
+
+/** Batching of track writes; every option of {@link GroupCommitOptions} with its default unless set here. */
+export type TrackBatchOptions = Pick<
+  GroupCommitOptions<TrackItem, TrackResult>,
+  'maxBatchSize' | 'maxWaitMs' | 'maxInFlight' | 'maxInFlightPerGroup' | 'maxQueued' | 'maxRetries' | 'onBatchError' | 'onBatch'
+>;
+
+/**
+ * Defaults tuned with bench/track.mjs on 2 cores (see bench/track.md): one batch per project
+ * in flight (the next fills while it commits), a 2 ms window when the project is idle, up to
+ * 4 projects writing at once (each batch holds one pool connection), 10,000 calls waiting at
+ * most before 503.
+ */
+export const TRACK_BATCH_DEFAULTS = {
+  maxBatchSize: 256,
+  maxWaitMs: 2,
+  maxInFlight: 4,
+  maxInFlightPerGroup: 1,
+  maxQueued: 10_000,
+} as const satisfies TrackBatchOptions;
+
+export interface Tracker {
+  /** Records the event (upserting the contact); resolves once it committed. */
+  track(input: TrackInput): Promise<TrackResult>;
+  /** Stops taking calls and writes every waiting one. */
+  close(): Promise<void>;
+}
+
+/** 503 for a call that was never performed (overload, shutdown): safe to retry with the same key. */
+export const isNotPerformed = (err: unknown): boolean => err instanceof ApiError && err.code === ErrorCode.SERVICE_UNAVAILABLE;
+
+/**
+ * Group commit of track calls: calls of one project arriving within a few milliseconds
+ * share one transaction (claims, one contact upsert, one event insert), which is how
+ * ingest passes the one-transaction-per-request ceiling (PERF-NOTES). Per contact and
+ * per Idempotency-Key, calls commit in arrival order.
+ */
+export function createTracker(db: Kysely<Database>, opts: { ttlHours: number; batch?: TrackBatchOptions }): Tracker {
+  const batcher = new GroupCommit<TrackItem, TrackResult>({
+    ...TRACK_BATCH_DEFAULTS,
+    ...opts.batch,
+    groupOf: (item) => item.projectId,
+    keysOf: (item) => (item.claim ? [`email:${item.email}`, `key:${item.claim.key}`] : [`email:${item.email}`]),
+    run: (projectId, items) => writeBatch(db, opts.ttlHours, projectId, items),
+  });
+
+  return {
+    async track(input) {
+      const { patch, values } = resolveData(input.data);
+      const item: TrackItem = {
+        projectId: input.projectId,
+        email: normalizeEmail(input.email),
+        event: input.event,
+        subscribed: input.subscribed,
+        patch,
+        values,
+        claim: input.idempotency,
+      };
+      try {
+        return await batcher.submit(item);
+      } catch (err) {
+        if (err instanceof KeyTaken) throw await idempotencyKeyReused(db, input.projectId, err.key);
+        if (err instanceof QueueFullError || err instanceof GroupCommitClosedError) {
+          throw new ApiError(503, ErrorCode.SERVICE_UNAVAILABLE, err.message, { headers: { 'Retry-After': '1' } });
+        }
+        throw err;
+      }
+    },
+    close: () => batcher.close(),
+  };
+}
+
+/** One batch of one project in one transaction. Throws (rolled back) or returns an outcome per item. */
+async function writeBatch(db: Kysely<Database>, ttlHours: number, projectId: string, items: readonly TrackItem[]): Promise<Outcome<TrackResult>[]> {
+  return db.transaction().execute(async (trx) => {
+    const claims = items.flatMap((i) => (i.claim ? [i.claim] : []));
+    const claimed = await claimIdempotencyKeys(trx, projectId, claims, ttlHours);
+    const accepted = items.filter((i) => !i.claim || claimed.has(i.claim.key));
+    const contacts = await upsertContacts(
+      trx,
+      projectId,
+      accepted.map((i) => ({ email: i.email, patch: i.patch, subscribed: i.subscribed, subscribedIfNew: true })),
+    );
+    const contactIds = contacts.map((c) => c.row.id);
+    const events = await insertEvents(
+      trx,
+      projectId,
+      accepted.map((i, n) => ({ contactId: at(contactIds, n), name: i.event, data: i.values })),
+    );
+    const results = new Map<TrackItem, TrackResult>();
+    accepted.forEach((item, n) => {
+      const event = at(events, n);
+      results.set(item, { contact: at(contactIds, n), event: event.id, timestamp: event.createdAt.toISOString() });
+    });
+    return items.map((item): Outcome<TrackResult> => {
+      const value = results.get(item);
+      return value ? { ok: true, value } : { ok: false, error: new KeyTaken(item.claim?.key ?? '') };
+    });
+  });
+}
+
+function at<V>(list: readonly V[], index: number): V {
+  const value = list[index];
+  if (value === undefined) throw new Error(`track batch: no result at ${index}`);
+  return value;
+}
