@@ -1,10 +1,12 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type AppDeps, createAppDeps } from '../../src/app-deps.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connect, type Db } from '../../src/db/connection.js';
 import { memoryStore, type RateLimitStore } from '../../src/http/rate-limit.js';
+import { startWorker } from '../../src/worker.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -32,6 +34,8 @@ export async function createTestApp(
     env?: Record<string, string>;
     store?: RateLimitStore;
     logger?: FastifyBaseLogger;
+    /** Also run a real job worker (without the crontab) on the test database. */
+    worker?: { concurrency?: number };
     extend?: (app: FastifyInstance, db: Db) => void;
   } = {},
 ): Promise<TestApp> {
@@ -44,12 +48,16 @@ export async function createTestApp(
   );
   opts.extend?.(app, db);
   await app.ready();
+  const runner = opts.worker
+    ? await startWorker({ pool: db.pool, deps, log: pino({ level: 'silent' }), cron: false, concurrency: opts.worker.concurrency ?? 2 })
+    : undefined;
   return {
     app,
     config,
     db,
     deps,
     async close() {
+      await runner?.stop();
       await app.close();
       await db.close();
     },

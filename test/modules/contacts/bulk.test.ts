@@ -1,27 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import type { Runner } from 'graphile-worker';
 import { sql } from 'kysely';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBulkJob } from '../../../src/modules/contacts/bulk.service.js';
 import { upsertContacts } from '../../../src/modules/contacts/contacts.upsert.js';
 import { enqueueJob, insertJob } from '../../../src/modules/contacts/jobs.repo.js';
-import { startWorker } from '../../../src/worker.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
 import { sleep } from '../../helpers/process.js';
 
 let t: TestApp;
-let runner: Runner;
 beforeAll(async () => {
-  t = await createTestApp();
-  runner = await startWorker({ pool: t.db.pool, deps: t.deps, log: pino({ level: 'silent' }), cron: false, concurrency: 2 });
+  t = await createTestApp({ worker: {} });
 });
-afterAll(async () => {
-  await runner?.stop();
-  await t?.close();
-});
+afterAll(() => t?.close());
 
 interface JobBody {
   id: string;

@@ -1,5 +1,3 @@
-import type { Runner } from 'graphile-worker';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContactData } from '../../../src/db/schema.js';
 import { upsertContacts } from '../../../src/modules/contacts/contacts.upsert.js';
@@ -7,25 +5,22 @@ import { fieldsRoutes } from '../../../src/modules/contacts/fields.routes.js';
 import { runFieldDeleteJob } from '../../../src/modules/contacts/fields.service.js';
 import { insertJob } from '../../../src/modules/contacts/jobs.repo.js';
 import { createAppDeps } from '../../../src/app-deps.js';
-import { startWorker } from '../../../src/worker.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { createTestApp, testConfig, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
 import { sleep } from '../../helpers/process.js';
 
 let t: TestApp;
-let runner: Runner;
 beforeAll(async () => {
   t = await createTestApp({
+    worker: {},
     // The field routes again under /small, queueing a delete above 2 contacts instead of 10,000.
     extend: (app, db) => {
       void app.register(fieldsRoutes, { ...createAppDeps(testConfig(), db.db), fieldDeleteJobThreshold: 2, prefix: '/small' });
     },
   });
-  runner = await startWorker({ pool: t.db.pool, deps: t.deps, log: pino({ level: 'silent' }), cron: false, concurrency: 2 });
 });
 afterAll(async () => {
-  await runner?.stop();
   await t?.close();
 });
 
