@@ -4,6 +4,7 @@ import type { Database } from './db/schema.js';
 import { createSessions, type Sessions } from './http/session.js';
 import { createDns, type Dns } from './lib/dns.js';
 import { createTokens, type Tokens } from './lib/tokens.js';
+import { createMailTransport, type MailTransport } from './mail/transports/index.js';
 
 /** What route modules and jobs receive: configuration, the database and shared services. */
 export interface AppDeps {
@@ -14,6 +15,8 @@ export interface AppDeps {
   readonly dns: Dns;
   /** Signed link tokens (tracking, unsubscribe pages). */
   readonly tokens: Tokens;
+  /** SMTP_URL's pooled relay transport, or the capture outbox; close it after the worker stops. */
+  readonly mail: MailTransport;
 }
 
 export function createAppDeps(config: Config, db: Kysely<Database>): AppDeps {
@@ -23,5 +26,6 @@ export function createAppDeps(config: Config, db: Kysely<Database>): AppDeps {
     sessions: createSessions(config.secret, config.publicUrl),
     dns: createDns({ servers: config.dnsServers }),
     tokens: createTokens(config.secret),
+    mail: createMailTransport(config.smtpUrl),
   };
 }

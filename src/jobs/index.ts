@@ -6,6 +6,7 @@ import { contactsImport } from './contacts-import.js';
 import type { JobDeps } from './deps.js';
 import { domainsRecheck } from './domains-recheck.js';
 import { JobPriority, Tasks } from './queue.js';
+import { sendEmail } from './send-email.js';
 
 export { JobPriority, Tasks } from './queue.js';
 
@@ -15,6 +16,7 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.contactsBulk]: contactsBulk(deps),
     [Tasks.contactsImport]: contactsImport(deps),
     [Tasks.contactsFieldDelete]: contactsFieldDelete(deps),
+    [Tasks.sendEmail]: sendEmail(deps),
     [Tasks.domainsRecheck]: domainsRecheck(deps),
   };
 }

@@ -9,6 +9,7 @@ export const Tasks = {
   contactsBulk: 'contacts-bulk',
   contactsImport: 'contacts-import',
   contactsFieldDelete: 'contacts-field-delete',
+  sendEmail: 'send-email',
   domainsRecheck: 'domains-recheck',
 } as const;
 export type TaskName = (typeof Tasks)[keyof typeof Tasks];

@@ -1,5 +1,6 @@
 import type { Command } from '../command.js';
 import { verifyDomain } from './domains.js';
+import { outbox } from './outbox.js';
 import { createProject, disableProject, enableProject, listProjects, printKeys } from './projects.js';
 import { createUser, resetPasswordCommand } from './users.js';
 
@@ -12,5 +13,6 @@ export const commands: readonly Command[] = [
   listProjects,
   enableProject,
   disableProject,
+  outbox,
   verifyDomain,
 ];

@@ -1,0 +1,282 @@
+// Benchmark of sending, not a test: numbers depend on the machine and on what else runs on it.
+//
+//   node --import tsx bench/send.mjs                          # both phases, defaults below
+//   node --import tsx bench/send.mjs --emails 20000 --duration 20 --connections 50
+//   node --import tsx bench/send.mjs --skip-accept            # delivery only
+//   node --import tsx bench/send.mjs --skip-deliver           # acceptance only
+//
+// Starts an SMTP sink (smtp-server, in this process) and the server as `ROLE=api` on a temp
+// DATA_DIR (embedded PostgreSQL) with SMTP_URL pointing at the sink, then:
+//  (b) delivery: enqueues --emails emails through POST /v1/send (50 recipients per request),
+//      starts a `ROLE=worker` process on the same database, and times from its `ready` log line
+//      until every email is SENT; then checks the sink got each Message-ID exactly once, and
+//      verifies DKIM on a sample with mailauth.
+//  (a) acceptance: autocannon against POST /v1/send (one recipient per request, a one-off data
+//      value, rendering) with the worker stopped; checks every 2xx left an email row.
+// Prints rates, latencies and the CPU seconds of the server, worker and PostgreSQL processes.
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import console from 'node:console';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import { dkimVerify } from 'mailauth';
+import pg from 'pg';
+import { createSecretBox } from '../src/lib/secret-box.ts';
+import { generateDkimKey } from '../src/modules/domains/dkim-keys.ts';
+import { startDnsServer } from '../test/helpers/dns-server.ts';
+import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
+};
+const flag = (name) => process.argv.includes(`--${name}`);
+const opts = {
+  emails: Number(arg('emails', '20000')),
+  duration: Number(arg('duration', '20')),
+  warmup: Number(arg('warmup', '5')),
+  connections: Number(arg('connections', '50')),
+  smtpQuery: arg('smtp-query', ''),
+  /** Writes a V8 CPU profile of the worker process into this folder. */
+  profileWorker: arg('profile-worker', undefined),
+  accept: !flag('skip-accept'),
+  deliver: !flag('skip-deliver'),
+};
+const fetch = globalThis.fetch;
+const SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+const root = process.cwd();
+const CLK_TCK = 100;
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function cpuSeconds(pid, withChildren = false) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0)) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+function processes() {
+  const list = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      list.push({ pid: Number(name), ppid, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return list;
+}
+
+/** CPU seconds of the PostgreSQL started by the API process (postmaster, its reaped children, live backends). */
+function postgresCpu(apiPid) {
+  const all = processes();
+  const below = (pid) => all.filter((p) => p.ppid === pid);
+  const queue = [apiPid];
+  let total = 0;
+  while (queue.length > 0) {
+    for (const p of below(queue.shift())) {
+      queue.push(p.pid);
+      if (p.comm === 'postgres') total += cpuSeconds(p.pid, below(p.pid).length > 0);
+    }
+  }
+  return total;
+}
+
+/** Spawns `node --import tsx src/server.ts` with `env`; resolves once `readyPattern` is logged. */
+async function spawnServer(env, readyPattern, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c) => (out = (out + c).slice(-200_000)));
+  const deadline = Date.now() + 120_000;
+  while (!readyPattern.test(out)) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}\n${out}`);
+    if (Date.now() > deadline) throw new Error(`server not ready within 120 s\n${out}`);
+    await sleep(50);
+  }
+  return {
+    pid: child.pid,
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(30_000)]);
+    },
+  };
+}
+
+async function json(res, expected) {
+  if (res.status !== expected) throw new Error(`${res.url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+async function createProject(base) {
+  const signup = await fetch(`${base}/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `bench-${Date.now()}@example.com`, password: 'bench password 123' }),
+  });
+  await json(signup, 201);
+  const cookie = signup.headers.get('set-cookie').split(';')[0];
+  return json(await fetch(`${base}/users/@me/projects`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ name: 'bench' }) }), 201);
+}
+
+async function addVerifiedDomain(client, projectId, domain) {
+  const key = await generateDkimKey();
+  await client.query(
+    `INSERT INTO domains (project_id, domain, dkim_selector, dkim_public_key, dkim_private_key, verified, verified_at) VALUES ($1, $2, 'bench', $3, $4, true, now())`,
+    [projectId, domain, key.publicKey, createSecretBox(SECRET, 'dkim').seal(key.privateKeyPem)],
+  );
+  return key;
+}
+
+const BODY = `<html><body><table><tr><td><h1>Hello {{name ?? there}}</h1><p>Your order <b>{{order}}</b> is confirmed.
+<a href="https://shop.example/orders/{{order}}">View your order</a></p><p>Thanks for shopping with us.</p></td></tr></table></body></html>`;
+
+async function enqueue(base, secret, from, total) {
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      const first = next;
+      next = Math.min(total, next + 50);
+      const to = Array.from({ length: next - first }, (_, i) => `user${first + i}@example.com`);
+      const res = await fetch(`${base}/v1/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ to, from, subject: 'Order {{order}} confirmed', body: BODY, data: { name: 'Bench', order: { value: `o-${first}`, persistent: false } } }),
+      });
+      await json(res, 200);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  return (performance.now() - started) / 1000;
+}
+
+async function deliveryPhase(ctx) {
+  const from = `orders@${ctx.domain}`;
+  console.log(`\n(b) delivery: enqueueing ${opts.emails} emails (50 recipients per POST /v1/send)…`);
+  const enqueueSeconds = await enqueue(ctx.base, ctx.project.secret, from, opts.emails);
+  const { rows: ids } = await ctx.client.query(`SELECT id, message_id FROM emails WHERE project_id = $1 AND status = 'PENDING'`, [ctx.project.id]);
+  console.log(`    accepted ${ids.length} emails in ${enqueueSeconds.toFixed(1)} s (${(ids.length / enqueueSeconds).toFixed(0)} emails/s); starting the worker…`);
+  const cpu0 = { pg: postgresCpu(ctx.api.pid), bench: process.cpuUsage() };
+  const profile = opts.profileWorker ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileWorker}`] : [];
+  const worker = await spawnServer({ ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl }, /ready: worker running/, profile);
+  const started = performance.now();
+  const samples = [];
+  let sent = 0;
+  for (;;) {
+    const { rows } = await ctx.client.query(`SELECT count(*) FILTER (WHERE status = 'SENT')::int AS sent, count(*) FILTER (WHERE status NOT IN ('PENDING','SENDING','SENT'))::int AS other FROM emails WHERE project_id = $1`, [ctx.project.id]);
+    sent = rows[0].sent;
+    samples.push([(performance.now() - started) / 1000, sent]);
+    if (sent + rows[0].other >= ids.length || performance.now() - started > 600_000) break;
+    await sleep(250);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = { worker: cpuSeconds(worker.pid), pg: postgresCpu(ctx.api.pid) - cpu0.pg, bench: process.cpuUsage(cpu0.bench) };
+  await worker.stop();
+  const mid = samples.filter(([, n]) => n >= ids.length * 0.1 && n <= ids.length * 0.9);
+  const steady = mid.length > 1 ? (mid.at(-1)[1] - mid[0][1]) / (mid.at(-1)[0] - mid[0][0]) : NaN;
+
+  const received = ctx.sink.messages.filter((m) => m.messageId?.endsWith(`@${ctx.domain}>`));
+  const distinct = new Set(received.map((m) => m.messageId));
+  const expected = new Set(ids.map((r) => r.message_id));
+  const missing = [...expected].filter((m) => !distinct.has(m)).length;
+  const record = `v=DKIM1; k=rsa; p=${ctx.key.publicKey}`;
+  const resolver = async (name) => (name === `bench._domainkey.${ctx.domain}` ? [[record]] : []);
+  const sample = received.filter((_, i) => i % Math.max(1, Math.floor(received.length / 20)) === 0).slice(0, 20);
+  const verdicts = await Promise.all(sample.map(async (m) => (await dkimVerify(m.raw, { resolver })).results[0]?.status.result));
+  console.log(`
+    SENT            ${sent} of ${ids.length} in ${seconds.toFixed(1)} s from worker ready: ${(sent / seconds).toFixed(0)} emails/s (steady 10–90%: ${steady.toFixed(0)}/s)
+    sink            ${received.length} messages, ${distinct.size} distinct Message-IDs, ${received.length - distinct.size} duplicates, ${missing} missing
+    DKIM (mailauth) ${verdicts.filter((v) => v === 'pass').length}/${verdicts.length} sampled messages pass
+    CPU seconds     worker node ${cpu.worker.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s  sink+bench ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
+}
+
+async function acceptancePhase(ctx) {
+  const from = `orders@${ctx.domain}`;
+  let n = 0;
+  const run = (seconds) =>
+    autocannon({
+      url: ctx.base,
+      connections: opts.connections,
+      duration: seconds,
+      requests: [
+        {
+          method: 'POST',
+          path: '/v1/send',
+          headers: { authorization: `Bearer ${ctx.project.secret}`, 'content-type': 'application/json' },
+          setupRequest: (req) => {
+            const i = n++;
+            const body = { to: `buyer${i % 5000}@example.com`, from, subject: 'Order {{order}} confirmed', body: BODY, data: { name: 'Bench', order: { value: `o-${i}`, persistent: false } } };
+            return { ...req, body: JSON.stringify(body) };
+          },
+        },
+      ],
+    });
+  console.log(`\n(a) acceptance: POST /v1/send, ${opts.connections} connections, warm-up ${opts.warmup} s, then ${opts.duration} s…`);
+  if (opts.warmup > 0) await run(opts.warmup);
+  const count = async () => (await ctx.client.query(`SELECT count(*)::int AS n FROM emails WHERE project_id = $1`, [ctx.project.id])).rows[0].n;
+  const before = await count();
+  const cpu0 = { api: cpuSeconds(ctx.api.pid), pg: postgresCpu(ctx.api.pid), bench: process.cpuUsage() };
+  const r = await run(opts.duration);
+  const cpu = { api: cpuSeconds(ctx.api.pid) - cpu0.api, pg: postgresCpu(ctx.api.pid) - cpu0.pg, bench: process.cpuUsage(cpu0.bench) };
+  const rows = (await count()) - before;
+  const pct = (s) => `${((s / r.duration) * 100).toFixed(0)}%`;
+  console.log(`
+    requests        ${r['2xx'] + r.non2xx} in ${r.duration.toFixed(1)} s: ${(r['2xx'] / r.duration).toFixed(0)} accepted/s (non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})
+    latency (ms)    p50 ${r.latency.p50}  p90 ${r.latency.p90}  p99 ${r.latency.p99}  max ${r.latency.max}
+    email rows      ${rows} new for ${r['2xx']} answers 2xx${rows >= r['2xx'] && rows - r['2xx'] <= opts.connections ? ` (every accepted email stored; ${rows - r['2xx']} more from requests still in flight when the run ended)` : ' (MISMATCH: an accepted email is missing)'}
+    CPU seconds     api node ${cpu.api.toFixed(1)} s (${pct(cpu.api)} of a core)  postgres ${cpu.pg.toFixed(1)} s (${pct(cpu.pg)})  autocannon ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
+}
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'bench-send-'));
+chmodSync(tmp, 0o755);
+const sink = await startSmtpSink();
+// Serves the bench domain's DKIM record: the 5-minute domain re-check of the worker finds it published.
+const dns = await startDnsServer();
+const port = await freePort();
+const env = { ...process.env, DNS_SERVERS: dns.address, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(tmp, 'data'), LOG_LEVEL: 'info', SECRET, RATE_LIMIT_PER_MINUTE: '10000000', SMTP_URL: `${sink.url}${opts.smtpQuery ? `?${opts.smtpQuery}` : ''}` };
+for (const name of ['DATABASE_URL', 'ROLE', 'PUBLIC_URL', 'REDIS_URL']) delete env[name];
+let api;
+let client;
+try {
+  api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
+  const databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
+  client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const base = `http://127.0.0.1:${port}`;
+  const project = await createProject(base);
+  const domain = 'bench-sender.example';
+  const key = await addVerifiedDomain(client, project.id, domain);
+  dns.set(`bench._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${key.publicKey}`] });
+  const ctx = { api, base, client, databaseUrl, domain, env, key, project, sink };
+  console.log(`machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm).length} CPUs, node ${process.version}; SMTP_URL ${env.SMTP_URL}`);
+  if (opts.deliver) await deliveryPhase(ctx);
+  if (opts.accept) await acceptancePhase(ctx);
+} finally {
+  await client?.end().catch(() => undefined);
+  await api?.stop();
+  await sink.close();
+  await dns.close();
+  rmSync(tmp, { recursive: true, force: true });
+}

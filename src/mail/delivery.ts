@@ -1,0 +1,196 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import type { Tokens } from '../lib/tokens.js';
+import { type DkimKey, loadDkimKey } from '../modules/domains/dkim-keys.js';
+import { domainOf } from '../modules/domains/sender.js';
+import {
+  captureAndMarkSent,
+  type DeliveryEmail,
+  findAttachments,
+  findEmailForDelivery,
+  markFailed,
+  markSending,
+  markSent,
+  releaseToPending,
+} from '../modules/emails/emails.repo.js';
+import { prepareForDelivery } from './compliance.js';
+import { dkimSign } from './dkim.js';
+import { buildMime } from './mime.js';
+import { htmlToText } from './render.js';
+import type { MailTransport } from './transports/index.js';
+import { classifySmtpError } from './transports/smtp.js';
+
+/**
+ * Delivery of one email: load, compose (tracking, compliance headers, text part, MIME), DKIM
+ * sign, then hand to the relay (or the capture outbox), recording the outcome.
+ *
+ * Exactly once: the email is marked SENDING in its own committed statement before the relay
+ * is contacted and SENT after its 250. A caught transient failure puts it back to PENDING
+ * before the job is retried, so an email found in SENDING was interrupted mid-transaction
+ * (the worker died): the relay may already have it, so it is marked SENT with a note and
+ * never sent again (docs/sending.md: at most once over at least once).
+ */
+
+/** The note on an email whose delivery attempt was interrupted (worker stopped mid-transaction). */
+export const UNCONFIRMED_NOTE = 'Delivery unconfirmed: the worker stopped during the SMTP transaction; not sent again to avoid a duplicate';
+
+/** A throttled email waiting up to this long sleeps in its job; longer waits are rescheduled. */
+const MAX_THROTTLE_SLEEP_MS = 100;
+/** Sender keys are re-read this often: a domain that lost its verification stops signing within it. */
+const KEY_CACHE_MS = 30_000;
+
+export interface DeliveryDeps {
+  db: Kysely<Database>;
+  tokens: Tokens;
+  publicUrl: string;
+  mail: MailTransport;
+  /** Opens the sealed DKIM private keys (purpose `dkim`). */
+  dkimBox: SecretBox;
+}
+
+export interface DeliveryJob {
+  emailId: string;
+  /** This run's attempt, from 1 (graphile-worker's job.attempts). */
+  attempt: number;
+  maxAttempts: number;
+  /** The job was rescheduled by the throttle and holds its slot: do not throttle again. */
+  reserved?: boolean;
+}
+
+export type DeliveryOutcome =
+  | { kind: 'sent'; response: string }
+  | { kind: 'captured'; duplicate: boolean }
+  | { kind: 'unconfirmed' }
+  | { kind: 'failed'; error: string }
+  | { kind: 'skipped'; reason: string }
+  | { kind: 'throttled'; runAt: Date };
+
+/** Test hooks: stand-ins for a worker dying at a chosen point. */
+export interface DeliveryHooks {
+  /** Runs after the relay's 250, before SENT is recorded. */
+  afterRelayAccepted?: () => void | Promise<void>;
+}
+
+/** A transient failure: the email is PENDING again and the job must be retried (graphile-worker's backoff). */
+export class RetryableDeliveryError extends Error {
+  override readonly name = 'RetryableDeliveryError';
+}
+
+/**
+ * Per-project cap, per worker process: a token bucket of one second's worth of emails
+ * refilled at `perSecond` (GCRA). Each call reserves the next slot and says how long to wait.
+ */
+export function createProjectThrottle(perSecond: number) {
+  const interval = 1000 / perSecond;
+  const tolerance = 1000 - interval;
+  const tat = new Map<string, number>();
+  return {
+    reserve(projectId: string, now = Date.now()): number {
+      if (tat.size > 10_000) for (const [p, t] of tat) if (t < now) tat.delete(p);
+      const t = Math.max(tat.get(projectId) ?? now, now);
+      tat.set(projectId, t + interval);
+      return Math.max(0, t - now - tolerance);
+    },
+  };
+}
+
+export interface Delivery {
+  deliver(job: DeliveryJob, hooks?: DeliveryHooks): Promise<DeliveryOutcome>;
+  /** The last attempt ended in an unexpected error: a PENDING email becomes FAILED. */
+  giveUp(emailId: string, attempts: number, err: unknown): Promise<void>;
+}
+
+export function createDelivery(deps: DeliveryDeps): Delivery {
+  const { db, mail } = deps;
+  const throttle = mail.projectRatePerSecond ? createProjectThrottle(mail.projectRatePerSecond) : undefined;
+  const keys = new Map<string, { key: DkimKey | undefined; until: number }>();
+
+  async function senderKey(email: DeliveryEmail): Promise<DkimKey | undefined> {
+    const domain = domainOf(email.fromEmail);
+    const id = `${email.projectId}:${domain}`;
+    const cached = keys.get(id);
+    if (cached && cached.until > Date.now()) return cached.key;
+    const key = await loadDkimKey(db, deps.dkimBox, email.projectId, domain);
+    if (keys.size > 1000) keys.clear();
+    if (key) keys.set(id, { key, until: Date.now() + KEY_CACHE_MS });
+    return key;
+  }
+
+  async function compose(email: DeliveryEmail, key: DkimKey): Promise<Buffer> {
+    const attachments = email.attachmentSetId ? await findAttachments(db, email.attachmentSetId) : [];
+    const prepared = prepareForDelivery(
+      email.html,
+      { emailId: email.id, projectId: email.projectId, contactId: email.contactId, type: email.type, tracking: email.tracking },
+      { tokens: deps.tokens, publicUrl: deps.publicUrl },
+    );
+    const raw = await buildMime({
+      from: { address: email.fromEmail, name: email.fromName },
+      to: { address: email.toEmail, name: email.toName },
+      replyTo: email.replyTo,
+      subject: email.subject,
+      html: prepared.html,
+      text: htmlToText(prepared.html),
+      messageId: email.messageId,
+      date: new Date(),
+      headers: email.headers,
+      preparedHeaders: prepared.headers,
+      attachments,
+    });
+    return dkimSign(raw, key);
+  }
+
+  async function fail(emailId: string, error: string): Promise<DeliveryOutcome> {
+    await markFailed(db, emailId, error);
+    return { kind: 'failed', error };
+  }
+
+  async function deliver(job: DeliveryJob, hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
+    const email = await findEmailForDelivery(db, job.emailId);
+    if (!email) return { kind: 'skipped', reason: 'no such email' };
+    if (email.status === 'SENDING') {
+      await markSent(db, email.id, { messageId: email.messageId, note: UNCONFIRMED_NOTE });
+      return { kind: 'unconfirmed' };
+    }
+    if (email.status !== 'PENDING') return { kind: 'skipped', reason: `status is ${email.status}` };
+    if (email.projectDisabled) return fail(email.id, 'Not sent: the project is disabled');
+
+    const wait = throttle && !job.reserved ? throttle.reserve(email.projectId) : 0;
+    if (wait > MAX_THROTTLE_SLEEP_MS) return { kind: 'throttled', runAt: new Date(Date.now() + wait) };
+    if (wait > 0) await sleep(wait);
+
+    const key = await senderKey(email);
+    if (!key) return fail(email.id, `Not sent: the sender domain ${domainOf(email.fromEmail)} is no longer verified for this project`);
+    const raw = await compose(email, key);
+    const envelope = { from: email.fromEmail, to: email.toEmail };
+
+    if (mail.kind === 'capture') {
+      const result = await captureAndMarkSent(db, { projectId: email.projectId, emailId: email.id, messageId: email.messageId, envelopeFrom: envelope.from, envelopeTo: envelope.to, raw });
+      return result === 'skipped' ? { kind: 'skipped', reason: 'no longer pending' } : { kind: 'captured', duplicate: result === 'already' };
+    }
+
+    if (!(await markSending(db, email.id))) return { kind: 'skipped', reason: 'no longer pending' };
+    let response: string;
+    try {
+      response = (await mail.smtp.send(raw, envelope)).response;
+    } catch (err) {
+      const smtp = classifySmtpError(err);
+      if (smtp.permanent) return fail(email.id, smtp.message);
+      if (job.attempt >= job.maxAttempts) return fail(email.id, `Gave up after ${job.attempt} attempts: ${smtp.message}`);
+      await releaseToPending(db, email.id, smtp.message);
+      throw new RetryableDeliveryError(smtp.message, { cause: err });
+    }
+    await hooks.afterRelayAccepted?.();
+    await markSent(db, email.id, { messageId: email.messageId, note: email.error === null ? undefined : null });
+    return { kind: 'sent', response };
+  }
+
+  return {
+    deliver,
+    async giveUp(emailId, attempts, err) {
+      const message = err instanceof Error ? err.message : String(err);
+      await markFailed(db, emailId, `Gave up after ${attempts} attempts: ${message}`, ['PENDING']);
+    },
+  };
+}

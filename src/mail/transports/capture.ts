@@ -1,0 +1,74 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { isUuid } from '../../lib/uuid.js';
+
+/**
+ * The capture outbox: with no SMTP_URL, finished messages (signed, exactly as they would go
+ * on the wire) are stored in `outbox` instead of being sent. `outbox.email_id` is unique, so
+ * capture is exactly-once: a second capture of an email is a no-op.
+ */
+
+export interface CapturedMessage {
+  projectId: string;
+  emailId: string;
+  messageId: string;
+  envelopeFrom: string;
+  envelopeTo: string;
+  raw: Buffer;
+}
+
+/** Stores the message in the caller's transaction; false when the email was already captured. */
+export async function captureMessage(trx: Transaction<Database>, m: CapturedMessage): Promise<boolean> {
+  const row = await trx
+    .insertInto('outbox')
+    .values({
+      project_id: m.projectId,
+      email_id: m.emailId,
+      message_id: m.messageId,
+      envelope_from: m.envelopeFrom,
+      envelope_to: m.envelopeTo,
+      raw: m.raw,
+    })
+    .onConflict((oc) => oc.column('email_id').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export interface OutboxEntry {
+  emailId: string;
+  projectId: string;
+  capturedAt: Date;
+  to: string;
+  subject: string;
+  messageId: string;
+}
+
+/** Captured messages, newest first; `projectId` narrows to one project. */
+export async function listOutbox(db: Kysely<Database>, opts: { projectId?: string; limit: number }): Promise<OutboxEntry[]> {
+  let query = db
+    .selectFrom('outbox as o')
+    .innerJoin('emails as e', 'e.id', 'o.email_id')
+    .select(['o.email_id', 'o.project_id', 'o.created_at', 'o.envelope_to', 'o.message_id', 'e.subject'])
+    .orderBy('o.created_at', 'desc')
+    .orderBy('o.id', 'desc')
+    .limit(opts.limit);
+  if (opts.projectId !== undefined) query = query.where('o.project_id', '=', opts.projectId);
+  const rows = await query.execute();
+  return rows.map((r) => ({
+    emailId: r.email_id,
+    projectId: r.project_id,
+    capturedAt: r.created_at,
+    to: r.envelope_to,
+    subject: r.subject,
+    messageId: r.message_id,
+  }));
+}
+
+/** The raw message captured for an email; undefined when there is none (or a malformed id). */
+export async function findCapturedMessage(db: Kysely<Database>, emailId: string): Promise<Buffer | undefined> {
+  if (!isUuid(emailId)) return undefined;
+  const row = await db.selectFrom('outbox').select('raw').where('email_id', '=', emailId).executeTakeFirst();
+  return row?.raw;
+}
+

@@ -1,0 +1,272 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database, EmailSource, EmailStatus, EmailType, StoredAttachment, TemplateRow, TrackingMode } from '../../db/schema.js';
+import { Tasks } from '../../jobs/queue.js';
+import { isUuid } from '../../lib/uuid.js';
+import { captureMessage, type CapturedMessage } from '../../mail/transports/capture.js';
+import { recordMilestone, STATUS_EVENT } from './status.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Attempts of a send-email job before it gives up on transient failures. graphile-worker
+ * waits exp(n) seconds after the n-th failure: 3 s, 7 s, 20 s, 55 s, 2.5 min, 7 min, 18 min,
+ * 50 min, 2.25 h: about 3.5 hours from the first attempt to the tenth.
+ */
+export const SEND_MAX_ATTEMPTS = 10;
+
+export async function findTemplate(db: Db, projectId: string, templateId: string): Promise<TemplateRow | undefined> {
+  if (!isUuid(templateId)) return undefined;
+  return db.selectFrom('templates').selectAll().where('id', '=', templateId).where('project_id', '=', projectId).executeTakeFirst();
+}
+
+/** `n` new time-ordered ids (uuid v7), chosen before the rows exist: Message-IDs and links carry them. */
+export async function allocateEmailIds(trx: Transaction<Database>, n: number): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`SELECT uuid_generate_v7() AS id FROM generate_series(1, ${n}::int)`.execute(trx);
+  return rows.map((r) => r.id);
+}
+
+/** Attachments of one request, stored once and shared by its emails. */
+export async function insertAttachmentSet(trx: Transaction<Database>, projectId: string, items: readonly StoredAttachment[]): Promise<string> {
+  const row = await trx
+    .insertInto('attachment_sets')
+    .values({ project_id: projectId, items: JSON.stringify(items) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** One email row to insert (already rendered). */
+export interface NewEmail {
+  id: string;
+  projectId: string;
+  contactId: string | null;
+  source: EmailSource;
+  type: EmailType;
+  templateId: string | null;
+  campaignId?: string | null;
+  toEmail: string;
+  toName: string | null;
+  fromEmail: string;
+  fromName: string | null;
+  replyTo: string | null;
+  subject: string;
+  html: string;
+  headers: Record<string, string>;
+  attachmentSetId: string | null;
+  messageId: string;
+  /** PENDING (to deliver) or CANCELLED (never to deliver, with `error` saying why). */
+  status: Extract<EmailStatus, 'PENDING' | 'CANCELLED'>;
+  error: string | null;
+}
+
+/** Inserts every email of a request in one statement. */
+export async function insertEmails(trx: Transaction<Database>, emails: readonly NewEmail[]): Promise<void> {
+  if (emails.length === 0) return;
+  await trx
+    .insertInto('emails')
+    .values(
+      emails.map((e) => ({
+        id: e.id,
+        project_id: e.projectId,
+        contact_id: e.contactId,
+        source: e.source,
+        type: e.type,
+        campaign_id: e.campaignId ?? null,
+        template_id: e.templateId,
+        to_email: e.toEmail,
+        to_name: e.toName,
+        from_email: e.fromEmail,
+        from_name: e.fromName,
+        reply_to: e.replyTo,
+        subject: e.subject,
+        html: e.html,
+        headers: JSON.stringify(e.headers),
+        attachment_set_id: e.attachmentSetId,
+        status: e.status,
+        message_id: e.messageId,
+        error: e.error,
+      })),
+    )
+    .execute();
+}
+
+/** Options of {@link enqueueEmails}. */
+export interface EnqueueOptions {
+  /** JobPriority: transactional (0) for /v1/send, workflow (10), campaign (30). */
+  priority: number;
+  /** Not before this time. Default: now. */
+  runAt?: Date;
+  /** Default {@link SEND_MAX_ATTEMPTS}. */
+  maxAttempts?: number;
+}
+
+/**
+ * The entry point of delivery for any sender (/v1/send, campaigns, workflows): one send-email
+ * job per email id, keyed by the id (enqueuing an email twice cannot deliver it twice), all in
+ * one statement, in the caller's transaction so the jobs exist exactly when the rows do.
+ */
+export async function enqueueEmails(trx: Transaction<Database>, emailIds: readonly string[], opts: EnqueueOptions): Promise<void> {
+  if (emailIds.length === 0) return;
+  await sql`
+    SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+      SELECT ROW(${Tasks.sendEmail}::text, json_build_object('emailId', t.id), NULL::text, ${opts.runAt ?? null}::timestamptz,
+                 ${opts.maxAttempts ?? SEND_MAX_ATTEMPTS}::int, t.id::text, ${opts.priority}::int, NULL::text[])::graphile_worker.job_spec
+      FROM unnest(${emailIds}::uuid[]) AS t(id)
+    ))`.execute(trx);
+}
+
+/** An email as delivery needs it, with its project's settings. */
+export interface DeliveryEmail {
+  id: string;
+  projectId: string;
+  contactId: string | null;
+  type: EmailType;
+  status: EmailStatus;
+  toEmail: string;
+  toName: string | null;
+  fromEmail: string;
+  fromName: string | null;
+  replyTo: string | null;
+  subject: string;
+  html: string;
+  headers: Record<string, string>;
+  attachmentSetId: string | null;
+  messageId: string;
+  attempts: number;
+  /** The reason of an earlier failed attempt, if any. */
+  error: string | null;
+  tracking: TrackingMode;
+  projectDisabled: boolean;
+}
+
+export async function findEmailForDelivery(db: Db, emailId: string): Promise<DeliveryEmail | undefined> {
+  const r = await db
+    .selectFrom('emails as e')
+    .innerJoin('projects as p', 'p.id', 'e.project_id')
+    .select([
+      'e.id', 'e.project_id', 'e.contact_id', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
+      'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.error', 'p.tracking', 'p.disabled',
+    ])
+    .where('e.id', '=', emailId)
+    .executeTakeFirst();
+  if (!r) return undefined;
+  return {
+    id: r.id,
+    projectId: r.project_id,
+    contactId: r.contact_id,
+    type: r.type,
+    status: r.status,
+    toEmail: r.to_email,
+    toName: r.to_name,
+    fromEmail: r.from_email,
+    fromName: r.from_name,
+    replyTo: r.reply_to,
+    subject: r.subject,
+    html: r.html,
+    headers: r.headers,
+    attachmentSetId: r.attachment_set_id,
+    messageId: r.message_id,
+    attempts: r.attempts,
+    error: r.error,
+    tracking: r.tracking,
+    projectDisabled: r.disabled,
+  };
+}
+
+export async function findAttachments(db: Db, attachmentSetId: string): Promise<StoredAttachment[]> {
+  const row = await db.selectFrom('attachment_sets').select('items').where('id', '=', attachmentSetId).executeTakeFirst();
+  return row?.items ?? [];
+}
+
+/**
+ * PENDING → SENDING (attempts + 1), committed on its own before the relay is contacted: an
+ * email found in SENDING later was interrupted mid-transaction. False when it was not PENDING.
+ */
+export async function markSending(db: Kysely<Database>, emailId: string): Promise<boolean> {
+  const row = await db
+    .updateTable('emails')
+    .set({ status: 'SENDING', attempts: sql`attempts + 1`, updated_at: sql`now()` })
+    .where('id', '=', emailId)
+    .where('status', '=', 'PENDING')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** SENDING → PENDING after a caught transient failure, with the reason, before the job is retried. */
+export async function releaseToPending(db: Kysely<Database>, emailId: string, error: string): Promise<void> {
+  await db
+    .updateTable('emails')
+    .set({ status: 'PENDING', error, updated_at: sql`now()` })
+    .where('id', '=', emailId)
+    .where('status', '=', 'SENDING')
+    .execute();
+}
+
+/** PENDING/SENDING (or only `from`) → FAILED with the reason (a 5xx reply, or retries exhausted). */
+export async function markFailed(
+  db: Kysely<Database>,
+  emailId: string,
+  error: string,
+  from: readonly EmailStatus[] = ['PENDING', 'SENDING'],
+): Promise<boolean> {
+  const row = await db
+    .updateTable('emails')
+    .set({ status: 'FAILED', error, failed_at: sql`now()`, updated_at: sql`now()` })
+    .where('id', '=', emailId)
+    .where('status', 'in', from)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * SENT + sent_at + the email.sent event, in ONE statement: what `recordMilestone(trx, {status:
+ * 'SENT'})` does (sent_at set once, status moved forward only, FAILED/CANCELLED left alone,
+ * the event on the first occurrence), without its transaction's four round trips, on the
+ * hot path of delivery (bench/send.md). `note` replaces `error` (null clears the reason of an
+ * earlier failed attempt; undefined leaves it). False when the email was FAILED/CANCELLED.
+ */
+export async function markSent(db: Kysely<Database>, emailId: string, opts: { messageId: string; note?: string | null }): Promise<boolean> {
+  const setError = opts.note === undefined ? sql`` : sql`, error = ${opts.note}`;
+  const { rows } = await sql<{ updated: number }>`
+    WITH before AS (SELECT id, sent_at IS NULL AS first FROM emails WHERE id = ${emailId} FOR UPDATE),
+    updated AS (
+      UPDATE emails e SET
+        sent_at = coalesce(e.sent_at, now()),
+        -- STATUS_RANK: only PENDING and SENDING rank below SENT.
+        status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'SENT' ELSE e.status END,
+        updated_at = now()
+        ${setError}
+      FROM before b
+      WHERE e.id = b.id AND e.status NOT IN ('FAILED', 'CANCELLED')
+      RETURNING b.first, e.contact_id, e.project_id
+    ),
+    event AS (
+      INSERT INTO events (project_id, contact_id, name, data)
+      SELECT project_id, contact_id, ${STATUS_EVENT.SENT}, ${JSON.stringify({ emailId, messageId: opts.messageId })}::jsonb
+      FROM updated WHERE first AND contact_id IS NOT NULL
+    )
+    SELECT count(*)::int AS updated FROM updated`.execute(db);
+  return (rows[0]?.updated ?? 0) > 0;
+}
+
+/**
+ * Capture mode: the message stored in the outbox and the email marked SENT in one
+ * transaction. 'captured', 'already' (the outbox had it: exactly once) or 'skipped' (not
+ * PENDING/SENDING any more).
+ */
+export async function captureAndMarkSent(db: Kysely<Database>, message: CapturedMessage): Promise<'captured' | 'already' | 'skipped'> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('emails').select('status').where('id', '=', message.emailId).forUpdate().executeTakeFirst();
+    if (!row || (row.status !== 'PENDING' && row.status !== 'SENDING')) return 'skipped';
+    const captured = await captureMessage(trx, message);
+    await trx
+      .updateTable('emails')
+      .set({ attempts: sql`attempts + 1`, error: null })
+      .where('id', '=', message.emailId)
+      .execute();
+    await recordMilestone(trx, { emailId: message.emailId, status: 'SENT', data: { messageId: message.messageId } });
+    return captured ? 'captured' : 'already';
+  });
+}

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMailTransport } from '../../src/mail/transports/index.js';
+import { classifySmtpError, createSmtpTransport, SMTP_POOL_DEFAULTS, SmtpError, smtpPoolOptions } from '../../src/mail/transports/smtp.js';
+import { freePort } from '../helpers/process.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+
+let sink: SmtpSink;
+beforeAll(async () => {
+  sink = await startSmtpSink();
+});
+afterAll(() => sink?.close());
+
+const message = (to: string, n = 0) =>
+  Buffer.from(`From: a@sender.example\r\nTo: ${to}\r\nSubject: m${n}\r\nMessage-ID: <m${n}-${to}>\r\n\r\nbody ${n}\r\n`);
+
+describe('SMTP transport', () => {
+  it('delivers a raw message as is and resolves with the 250 reply', async () => {
+    const smtp = createSmtpTransport(sink.url);
+    try {
+      const raw = message('ok@example.com');
+      const accepted = await smtp.send(raw, { from: 'a@sender.example', to: 'ok@example.com' });
+      expect(accepted.response).toMatch(/^250 /);
+      const [got] = sink.messagesTo('ok@example.com');
+      expect(got?.raw.equals(raw)).toBe(true);
+      expect(got?.from).toBe('a@sender.example');
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it('reports 5xx replies as permanent and 4xx replies as transient, with the reply text', async () => {
+    const smtp = createSmtpTransport(sink.url);
+    try {
+      sink.reject('perm@example.com', { code: 550, message: 'No such user here' });
+      sink.reject('temp@example.com', { code: 451, message: 'Try again later' });
+      const perm = await smtp.send(message('perm@example.com'), { from: 'a@sender.example', to: 'perm@example.com' }).catch((e: unknown) => e);
+      expect(perm).toBeInstanceOf(SmtpError);
+      expect(perm).toMatchObject({ permanent: true, responseCode: 550, message: expect.stringMatching(/550 No such user here/) });
+      const temp = await smtp.send(message('temp@example.com'), { from: 'a@sender.example', to: 'temp@example.com' }).catch((e: unknown) => e);
+      expect(temp).toMatchObject({ permanent: false, responseCode: 451, message: expect.stringMatching(/451 Try again later/) });
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it('reports an unreachable relay as transient', async () => {
+    const smtp = createSmtpTransport(`smtp://127.0.0.1:${await freePort()}`);
+    try {
+      const err = await smtp.send(message('x@example.com'), { from: 'a@sender.example', to: 'x@example.com' }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ permanent: false, responseCode: undefined, message: expect.stringMatching(/ECONNREFUSED|ECONNECTION/) });
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it('uses TCP_NODELAY sockets: 100 sequential messages take far less than Nagle + delayed ACK would (~40 ms each)', async () => {
+    const smtp = createSmtpTransport(sink.url);
+    try {
+      await smtp.send(message('warm@example.com'), { from: 'a@sender.example', to: 'warm@example.com' });
+      const started = performance.now();
+      for (let i = 0; i < 100; i++) await smtp.send(message('seq@example.com', i), { from: 'a@sender.example', to: 'seq@example.com' });
+      expect(performance.now() - started).toBeLessThan(2000);
+      expect(sink.messagesTo('seq@example.com')).toHaveLength(100);
+    } finally {
+      await smtp.close();
+    }
+  });
+});
+
+describe('SMTP_URL settings', () => {
+  it('takes pool settings from the URL query over the defaults and keeps projectRate for the throttle', () => {
+    const options = smtpPoolOptions('smtps://user:p%40ss@relay.example:2465?maxConnections=16&rateLimit=50&projectRate=5');
+    expect(options).toMatchObject({ host: 'relay.example', port: 2465, secure: true, pool: true, maxConnections: 16, rateLimit: 50, maxMessages: SMTP_POOL_DEFAULTS.maxMessages });
+    expect(options.auth).toMatchObject({ user: 'user' });
+    expect(options).not.toHaveProperty('projectRate');
+    expect(typeof options.getSocket).toBe('function');
+    expect(createMailTransport('smtp://relay.example?projectRate=5')).toMatchObject({ kind: 'smtp', projectRatePerSecond: 5 });
+    expect(createMailTransport(undefined)).toMatchObject({ kind: 'capture' });
+    expect(() => createMailTransport('smtp://relay.example?projectRate=fast')).toThrow(/projectRate/);
+  });
+
+  it('classifies errors without a reply: envelope and message refusals are permanent, others transient', () => {
+    expect(classifySmtpError(Object.assign(new Error('Invalid recipient'), { code: 'EENVELOPE' })).permanent).toBe(true);
+    expect(classifySmtpError(Object.assign(new Error('Message size larger than allowed 100'), { code: 'EMESSAGE' })).permanent).toBe(true);
+    expect(classifySmtpError(Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' })).permanent).toBe(false);
+    expect(classifySmtpError(Object.assign(new Error('x'), { code: 'EENVELOPE', responseCode: 452, response: '452 Too many' })).permanent).toBe(false);
+  });
+});
