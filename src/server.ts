@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
 import pino from 'pino';
 import { buildApp, REDACT } from './app.js';
-import { createAppDeps } from './app-deps.js';
+import { type AppDeps, createAppDeps } from './app-deps.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { DatabaseStartError, openDatabase, type OpenDatabase } from './db/open.js';
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   let database: OpenDatabase | undefined;
   let app: FastifyInstance | undefined;
   let runner: Runner | undefined;
+  let deps: AppDeps | undefined;
   let stopping = false;
 
   const start = async () => {
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
     await migrateToLatest(db.db, db.pool);
     if (stopping) return;
 
-    const deps = createAppDeps(config, db.db);
+    deps = createAppDeps(config, db.db);
     if (runJobs) runner = await startWorker({ pool: db.pool, deps, log });
     if (serveApi && !stopping) {
       const store = config.redisUrl ? redisStore(config.redisUrl, (err) => log.warn({ err }, 'redis error')) : memoryStore();
@@ -97,6 +98,7 @@ async function main(): Promise<void> {
     await app?.close();
     clearInterval(reapIdle);
     await runner?.stop();
+    await deps?.mail.close();
     await database?.close();
     log.info('stopped');
     process.exit(0);

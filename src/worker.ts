@@ -9,7 +9,7 @@ export interface WorkerOptions {
   pool: pg.Pool;
   deps: JobDeps;
   log: Pino;
-  /** Jobs run at once. Default 8. */
+  /** Jobs run at once. Default 16 (jobs mostly wait on SMTP and PostgreSQL). */
   concurrency?: number;
   /** Run the recurring jobs of CRONTAB. Default true; tests sharing a database turn it off. */
   cron?: boolean;
@@ -17,7 +17,9 @@ export interface WorkerOptions {
 
 function workerLogger(log: Pino): Logger {
   return new Logger((scope) => (level, message, meta) => {
-    const fn = level === 'error' ? 'error' : level === 'warning' ? 'warn' : level === 'debug' ? 'debug' : 'info';
+    // One line per completed job would dominate the log (and cost ~3% CPU at full send rate).
+    const routine = level === 'info' && message.startsWith('Completed task');
+    const fn = level === 'error' ? 'error' : level === 'warning' ? 'warn' : level === 'debug' || routine ? 'debug' : 'info';
     log[fn]({ worker: scope, ...meta }, message);
   });
 }
@@ -28,7 +30,11 @@ export async function startWorker(opts: WorkerOptions): Promise<Runner> {
     pgPool: opts.pool,
     taskList: createTaskList(opts.deps),
     crontab: opts.cron === false ? '' : CRONTAB,
-    concurrency: opts.concurrency ?? 8,
+    concurrency: opts.concurrency ?? 16,
+    // Fetch and lock jobs 32 at a time, and complete them in batches: far fewer round trips at
+    // full send rate. A job completed but not yet recorded when a worker dies runs again, which
+    // every task tolerates (send-email will not deliver twice: see docs/sending.md).
+    preset: { worker: { localQueue: { size: 32 }, completeJobBatchDelay: 0 } },
     noHandleSignals: true,
     pollInterval: 1000,
     logger: workerLogger(opts.log.child({ component: 'worker' })),
