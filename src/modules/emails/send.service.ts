@@ -9,7 +9,7 @@ import { renderTemplate } from '../../mail/render.js';
 import { upsertContacts, type UpsertedContact } from '../contacts/contacts.upsert.js';
 import { normalizeEmail, resolveData } from '../contacts/data-rules.js';
 import { assertVerifiedSender, domainOf } from '../domains/sender.js';
-import { GroupCommit, GroupCommitClosedError, type Outcome, QueueFullError } from '../events/group-commit.js';
+import { GroupCommit, GroupCommitClosedError, type Outcome, QueueFullError } from '../../lib/group-commit.js';
 import { allocateEmailIds, enqueueEmails, findTemplate, insertAttachmentSet, insertEmails, type NewEmail } from './emails.repo.js';
 import { MAX_MESSAGE_BYTES, parseMailbox, type SendBody } from './send.schema.js';
 

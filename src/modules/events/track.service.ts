@@ -5,7 +5,7 @@ import { claimIdempotencyKeys, idempotencyKeyReused, type KeyClaim } from '../..
 import { upsertContacts } from '../contacts/contacts.upsert.js';
 import { type DataInput, normalizeEmail, resolveData } from '../contacts/data-rules.js';
 import { insertEvents } from './events.insert.js';
-import { GroupCommit, GroupCommitClosedError, type GroupCommitOptions, type Outcome, QueueFullError } from './group-commit.js';
+import { GroupCommit, GroupCommitClosedError, type GroupCommitOptions, type Outcome, QueueFullError } from '../../lib/group-commit.js';
 
 /** One track call (POST /v1/track, POST /events/track). */
 export interface TrackInput {

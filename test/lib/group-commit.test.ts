@@ -5,7 +5,7 @@ import {
   type GroupCommitOptions,
   type Outcome,
   QueueFullError,
-} from '../../../src/modules/events/group-commit.js';
+} from '../../src/lib/group-commit.js';
 
 interface Item {
   group: string;
