@@ -13,8 +13,10 @@ import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { contactJobsRoutes } from './modules/contacts/bulk.routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
 import { fieldsRoutes } from './modules/contacts/fields.routes.js';
+import { campaignsRoutes } from './modules/campaigns/campaigns.routes.js';
 import { domainsRoutes } from './modules/domains/domains.routes.js';
 import { sendRoutes } from './modules/emails/send.routes.js';
+import { segmentsRoutes } from './modules/segments/segments.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { templatesRoutes } from './modules/templates/templates.routes.js';
 import { trackingRoutes } from './modules/tracking/tracking.routes.js';
@@ -108,5 +110,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(verifyRoutes, deps);
   await app.register(trackingRoutes, deps);
   await app.register(webhooksRoutes, deps);
+  await app.register(segmentsRoutes, deps);
+  await app.register(campaignsRoutes, deps);
   return app;
 }

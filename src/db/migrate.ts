@@ -5,6 +5,7 @@ import * as m0001 from './migrations/0001_foundation.js';
 import * as m0002 from './migrations/0002_contacts_events.js';
 import * as m0003 from './migrations/0003_import_files.js';
 import * as m0004 from './migrations/0004_sending.js';
+import * as m0005 from './migrations/0005_segments_campaigns.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0002_contacts_events': m0002,
   '0003_import_files': m0003,
   '0004_sending': m0004,
+  '0005_segments_campaigns': m0005,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

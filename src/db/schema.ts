@@ -108,6 +108,9 @@ export interface Database {
   attachment_sets: AttachmentSetsTable;
   emails: EmailsTable;
   outbox: OutboxTable;
+  segments: SegmentsTable;
+  segment_members: SegmentMembersTable;
+  campaigns: CampaignsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -248,3 +251,60 @@ export interface OutboxTable {
 export type DomainRow = Selectable<DomainsTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type EmailRow = Selectable<EmailsTable>;
+
+/** A condition tree as stored (validated by src/conditions before it is saved). */
+export type StoredCondition = Record<string, unknown>;
+
+export const SEGMENT_TYPES = ['DYNAMIC', 'STATIC'] as const;
+export type SegmentType = (typeof SEGMENT_TYPES)[number];
+
+export interface SegmentsTable {
+  id: Generated<string>;
+  project_id: string;
+  name: string;
+  description: ColumnType<string, string | undefined, string>;
+  type: ColumnType<SegmentType, SegmentType | undefined, SegmentType>;
+  condition: ColumnType<StoredCondition | null, string | null | undefined, string | null>;
+  track_membership: ColumnType<boolean, boolean | undefined, boolean>;
+  member_count: ColumnType<number, number | undefined, number>;
+  computed_at: Date | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SegmentMembersTable {
+  segment_id: string;
+  contact_id: string;
+  created_at: Timestamp;
+}
+
+export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+export const AUDIENCE_TYPES = ['ALL', 'SEGMENT', 'FILTERED'] as const;
+export type AudienceType = (typeof AUDIENCE_TYPES)[number];
+
+export interface CampaignsTable {
+  id: Generated<string>;
+  project_id: string;
+  name: ColumnType<string, string | undefined, string>;
+  description: ColumnType<string, string | undefined, string>;
+  subject: ColumnType<string, string | undefined, string>;
+  body: ColumnType<string, string | undefined, string>;
+  from_email: string;
+  from_name: string | null;
+  reply_to: string | null;
+  type: ColumnType<EmailType, EmailType | undefined, EmailType>;
+  status: ColumnType<CampaignStatus, CampaignStatus | undefined, CampaignStatus>;
+  audience_type: ColumnType<AudienceType, AudienceType | undefined, AudienceType>;
+  audience_condition: ColumnType<StoredCondition | null, string | null | undefined, string | null>;
+  segment_id: string | null;
+  scheduled_for: Date | null;
+  total_recipients: ColumnType<number, number | undefined, number>;
+  sent_at: Date | null;
+  cancelled_at: Date | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type SegmentRow = Selectable<SegmentsTable>;
+export type CampaignRow = Selectable<CampaignsTable>;
