@@ -107,3 +107,16 @@ export async function removeKeyBatch(
   const last = row?.last_at && row.last_id ? { at: row.last_at, id: row.last_id } : undefined;
   return { updated: row?.updated ?? 0, scanned: row?.scanned ?? 0, last };
 }
+
+/** Templates of the project whose subject or body reference `{{key}}` (any tag form). */
+export async function findTemplatesUsingVariable(db: Db, projectId: string, key: string): Promise<{ id: string; name: string }[]> {
+  const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pattern = `\\{\\{\\{?\\s*${escaped}\\s*(\\?\\?|\\}\\})`;
+  return db
+    .selectFrom('templates')
+    .select(['id', 'name'])
+    .where('project_id', '=', projectId)
+    .where((eb) => eb.or([eb('subject', '~', pattern), eb('body', '~', pattern)]))
+    .orderBy('created_at')
+    .execute();
+}

@@ -50,10 +50,7 @@ export async function fieldsRoutes(app: FastifyInstance, opts: FieldsRoutesOptio
       params: FieldParams,
       response: { 200: FieldUsage },
     },
-    handler: async (request) => {
-      projectIdOf(request);
-      return fieldUsage(request.params.field);
-    },
+    handler: async (request) => fieldUsage(opts.db, projectIdOf(request), request.params.field),
   });
 
   r.delete('/contacts/fields/:field', {

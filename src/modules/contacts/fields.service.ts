@@ -7,6 +7,7 @@ import { RESERVED_DATA_KEYS } from './data-rules.js';
 import {
   countContactsWithKey,
   countDataKeys,
+  findTemplatesUsingVariable,
   type KeyTypeCount,
   listKeyValues,
   removeKeyBatch,
@@ -95,11 +96,13 @@ export async function listFieldValues(
 }
 
 /**
- * GET /contacts/fields/:field/usage. Segments, campaigns, templates and workflows do not exist
- * yet: each list fills in as its module arrives.
+ * GET /contacts/fields/:field/usage: templates whose subject or body use `{{key}}`,
+ * `{{key ?? …}}` or `{{{key}}}`. Segments, campaigns and workflows fill in as their modules arrive.
  */
-export function fieldUsage(field: string): FieldUsage {
-  return { field: parseFieldName(field).field, segments: [], campaigns: [], templates: [], workflows: [] };
+export async function fieldUsage(db: Kysely<Database>, projectId: string, field: string): Promise<FieldUsage> {
+  const name = parseFieldName(field);
+  const templates = await findTemplatesUsingVariable(db, projectId, name.key);
+  return { field: name.field, segments: [], campaigns: [], templates, workflows: [] };
 }
 
 /**

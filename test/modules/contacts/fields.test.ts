@@ -125,12 +125,30 @@ describe('GET /contacts/fields/:field/values', () => {
 });
 
 describe('GET /contacts/fields/:field/usage', () => {
-  it('answers the usage shape with empty lists until segments, campaigns, templates and workflows exist', async () => {
+  it('answers the usage shape with empty lists when nothing references the field', async () => {
     const { project } = await newProject(t.app);
     const res = await get(project, '/contacts/fields/plan/usage');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ field: 'data.plan', segments: [], campaigns: [], templates: [], workflows: [] });
     expect((await get(project, '/contacts/fields/data.plan/usage')).json().field).toBe('data.plan');
+  });
+
+  it('lists the templates whose subject or body use the field, in any tag form, and no others', async () => {
+    const { project } = await newProject(t.app);
+    const other = await newProject(t.app);
+    const insert = (projectId: string, name: string, subject: string, body: string) =>
+      t.db.db.insertInto('templates').values({ project_id: projectId, name, subject, body, from_email: 'a@x.test' }).returning('id').executeTakeFirstOrThrow();
+    const a = await insert(project.id, 'subject', 'Your {{ plan }} plan', '<p>hi</p>');
+    const b = await insert(project.id, 'fallback', 'Hi', '<p>{{plan ?? "free"}}</p>');
+    const c = await insert(project.id, 'raw', 'Hi', '<p>{{{plan}}}</p>');
+    await insert(project.id, 'prefix only', 'Hi', '<p>{{planName}} {{ plans }}</p>');
+    await insert(other.project.id, 'other project', '{{plan}}', '');
+    const res = await get(project, '/contacts/fields/plan/usage');
+    expect(res.json().templates).toEqual([
+      { id: a.id, name: 'subject' },
+      { id: b.id, name: 'fallback' },
+      { id: c.id, name: 'raw' },
+    ]);
   });
 });
 
