@@ -67,3 +67,72 @@ export const ConditionTreeSchema: z.ZodType<ConditionTree> = z.lazy(() =>
     ).max(50),
   }),
 );
+
+/** Email lifecycle milestones usable as `email.<milestone>` fields, and their emails column. */
+export const EMAIL_MILESTONES = {
+  sent: 'sent_at',
+  delivered: 'delivered_at',
+  opened: 'opened_at',
+  clicked: 'clicked_at',
+  bounced: 'bounced_at',
+  complained: 'complained_at',
+} as const;
+export type EmailMilestone = keyof typeof EMAIL_MILESTONES;
+
+/** What a filter's `field` addresses; decides which operators and values are valid. */
+export type FieldRef =
+  | { kind: 'email' }
+  | { kind: 'subscribed' }
+  | { kind: 'date'; column: 'created_at' | 'updated_at' }
+  | { kind: 'data'; key: string }
+  | { kind: 'event'; name: string }
+  | { kind: 'emailMilestone'; column: (typeof EMAIL_MILESTONES)[EmailMilestone] }
+  | { kind: 'segment'; id: string };
+export type FieldKind = FieldRef['kind'];
+
+/** Parses a filter field; undefined when it names nothing the language knows. */
+export function parseField(field: string): FieldRef | undefined {
+  if (field === 'email') return { kind: 'email' };
+  if (field === 'subscribed') return { kind: 'subscribed' };
+  if (field === 'createdAt') return { kind: 'date', column: 'created_at' };
+  if (field === 'updatedAt') return { kind: 'date', column: 'updated_at' };
+  const dot = field.indexOf('.');
+  if (dot <= 0 || dot === field.length - 1) return undefined;
+  const head = field.slice(0, dot);
+  const rest = field.slice(dot + 1);
+  if (head === 'data') return { kind: 'data', key: rest };
+  if (head === 'event') return { kind: 'event', name: rest };
+  if (head === 'segment') return { kind: 'segment', id: rest };
+  if (head === 'email' && Object.hasOwn(EMAIL_MILESTONES, rest)) {
+    return { kind: 'emailMilestone', column: EMAIL_MILESTONES[rest as EmailMilestone] };
+  }
+  return undefined;
+}
+
+const COMPARE = ['greaterThan', 'lessThan', 'greaterThanOrEqual', 'lessThanOrEqual'] as const;
+const ACTIVITY = ['triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin'] as const;
+
+/** Operators valid for each field kind. */
+export const OPERATORS_BY_KIND: Record<FieldKind, readonly Operator[]> = {
+  email: ['equals', 'notEquals', 'contains', 'notContains'],
+  subscribed: ['equals', 'notEquals'],
+  date: [...COMPARE, 'within', 'olderThan'],
+  data: ['equals', 'notEquals', 'contains', 'notContains', ...COMPARE, 'exists', 'notExists', 'within', 'olderThan'],
+  event: ACTIVITY,
+  emailMilestone: ACTIVITY,
+  segment: ['memberOfSegment', 'notMemberOfSegment'],
+};
+
+/** Operators that take `value` (a positive number) plus `unit`: a time window back from now. */
+export const WINDOWED: readonly Operator[] = ['within', 'olderThan', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin'];
+/** Operators that take no value. */
+export const VALUELESS: readonly Operator[] = ['exists', 'notExists', 'triggered', 'notTriggered', 'memberOfSegment', 'notMemberOfSegment'];
+/** Largest window accepted (in its unit), so the interval arithmetic can never overflow. */
+export const MAX_WINDOW = 1_000_000;
+/** Deepest nesting of `conditions` (and of segment references) accepted. */
+export const MAX_DEPTH = 8;
+
+/** A plain decimal number written as a string ("42", "-1.5", " 3 "). */
+export const NUMERIC_STRING = /^\s*[-+]?(\d+\.?\d*|\.\d+)\s*$/;
+/** The leading part of an ISO 8601 date (the value must also parse). */
+export const ISO_DATE_PREFIX = /^\d{4}-\d{2}-\d{2}/;

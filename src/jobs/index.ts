@@ -1,4 +1,7 @@
 import type { TaskList } from 'graphile-worker';
+import { campaignComplete } from './campaign-complete.js';
+import { campaignSend } from './campaign-send.js';
+import { campaignSweep } from './campaign-sweep.js';
 import { cleanupIdempotencyKeys } from './cleanup-idempotency-keys.js';
 import { contactsBulk } from './contacts-bulk.js';
 import { contactsFieldDelete } from './contacts-field-delete.js';
@@ -6,6 +9,7 @@ import { contactsImport } from './contacts-import.js';
 import type { JobDeps } from './deps.js';
 import { domainsRecheck } from './domains-recheck.js';
 import { JobPriority, Tasks } from './queue.js';
+import { segmentsRecompute } from './segments-recompute.js';
 import { sendEmail } from './send-email.js';
 
 export { JobPriority, Tasks } from './queue.js';
@@ -18,6 +22,10 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.contactsFieldDelete]: contactsFieldDelete(deps),
     [Tasks.sendEmail]: sendEmail(deps),
     [Tasks.domainsRecheck]: domainsRecheck(deps),
+    [Tasks.segmentsRecompute]: segmentsRecompute(deps),
+    [Tasks.campaignSend]: campaignSend(deps),
+    [Tasks.campaignComplete]: campaignComplete(deps),
+    [Tasks.campaignSweep]: campaignSweep(deps),
   };
 }
 
@@ -26,4 +34,7 @@ export const CRONTAB = [
   `*/15 * * * * ${Tasks.cleanupIdempotencyKeys} ?max=1`,
   // Own queue: runs never overlap; jobKey: a run still waiting is replaced, not doubled.
   `*/5 * * * * ${Tasks.domainsRecheck} ?max=1&queue=${Tasks.domainsRecheck}&jobKey=${Tasks.domainsRecheck}&priority=${JobPriority.maintenance}`,
+  `* * * * * ${Tasks.campaignSweep} ?max=1&queue=${Tasks.campaignSweep}&jobKey=${Tasks.campaignSweep}&priority=${JobPriority.campaign}`,
+  // Fan-out only; each tracked segment gets its own job keyed by its id (segments-recompute.ts).
+  `*/5 * * * * ${Tasks.segmentsRecompute} ?max=1&jobKey=${Tasks.segmentsRecompute}&priority=${JobPriority.maintenance}`,
 ].join('\n');

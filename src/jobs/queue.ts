@@ -11,6 +11,10 @@ export const Tasks = {
   contactsFieldDelete: 'contacts-field-delete',
   sendEmail: 'send-email',
   domainsRecheck: 'domains-recheck',
+  segmentsRecompute: 'segments-recompute',
+  campaignSend: 'campaign-send',
+  campaignComplete: 'campaign-complete',
+  campaignSweep: 'campaign-sweep',
 } as const;
 export type TaskName = (typeof Tasks)[keyof typeof Tasks];
 

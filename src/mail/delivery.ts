@@ -15,6 +15,7 @@ import {
   markSent,
   releaseToPending,
 } from '../modules/emails/emails.repo.js';
+import { personaliseCampaignEmail } from '../modules/campaigns/personalise.js';
 import { prepareForDelivery } from './compliance.js';
 import { dkimSign } from './dkim.js';
 import { buildMime } from './mime.js';
@@ -147,7 +148,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
   }
 
   async function deliver(job: DeliveryJob, hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
-    const email = await findEmailForDelivery(db, job.emailId);
+    let email = await findEmailForDelivery(db, job.emailId);
     if (!email) return { kind: 'skipped', reason: 'no such email' };
     if (email.status === 'SENDING') {
       await markSent(db, email.id, { messageId: email.messageId, note: UNCONFIRMED_NOTE });
@@ -155,6 +156,10 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     }
     if (email.status !== 'PENDING') return { kind: 'skipped', reason: `status is ${email.status}` };
     if (email.projectDisabled) return fail(email.id, 'Not sent: the project is disabled');
+    // Campaign emails hold the campaign's templates: rendered now with the contact's current data.
+    const personal = await personaliseCampaignEmail(db, email, deps);
+    if (personal?.kind === 'cancelled') return { kind: 'skipped', reason: personal.reason };
+    if (personal) email = { ...email, subject: personal.subject, html: personal.html };
 
     const wait = throttle && !job.reserved ? throttle.reserve(email.projectId) : 0;
     if (wait > MAX_THROTTLE_SLEEP_MS) return { kind: 'throttled', runAt: new Date(Date.now() + wait) };

@@ -1,4 +1,130 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
+import type { ProjectContext } from '../../http/context.js';
+import { ApiError, ErrorCode } from '../../http/errors.js';
+import {
+  Campaign,
+  CAMPAIGN_BODY_LIMIT,
+  CampaignIdParams,
+  CampaignList,
+  CampaignStats,
+  CreateCampaignBody,
+  ListCampaignsQuery,
+  SendCampaignAnswer,
+  SendCampaignBody,
+  TestSendAnswer,
+  TestSendBody,
+  UpdateCampaignBody,
+  WrappedCampaign,
+} from './campaigns.schema.js';
+import { campaignStats, createCampaign, duplicateCampaign, getCampaign, listCampaigns, putCampaign, removeCampaign } from './campaigns.service.js';
+import { cancelCampaign, sendCampaign, testSendCampaign } from './lifecycle.js';
 
-export async function campaignsRoutes(_app: FastifyInstance, _deps: AppDeps): Promise<void> {}
+/** The project of the request (routes here use the default `secret` auth, which always sets it). */
+function project(request: FastifyRequest): ProjectContext {
+  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"');
+  return request.project;
+}
+
+export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['Campaigns'];
+  const { db } = deps;
+
+  r.get('/campaigns', {
+    schema: { tags, summary: 'Page list of campaigns, newest first by default', querystring: ListCampaignsQuery, response: { 200: CampaignList } },
+    handler: async (request) => listCampaigns(db, project(request).id, request.query),
+  });
+
+  r.post('/campaigns', {
+    bodyLimit: CAMPAIGN_BODY_LIMIT,
+    schema: {
+      tags,
+      summary: 'Create a DRAFT campaign; answered wrapped as {success, data}',
+      body: CreateCampaignBody,
+      response: { 201: WrappedCampaign },
+    },
+    handler: async (request, reply) =>
+      reply.code(201).send({ success: true as const, data: await createCampaign(db, project(request).id, request.body) }),
+  });
+
+  r.get('/campaigns/:id', {
+    schema: { tags, summary: 'One campaign', params: CampaignIdParams, response: { 200: Campaign } },
+    handler: async (request) => getCampaign(db, project(request).id, request.params.id),
+  });
+
+  r.put('/campaigns/:id', {
+    bodyLimit: CAMPAIGN_BODY_LIMIT,
+    schema: {
+      tags,
+      summary: 'Replace the given fields (only DRAFT or SCHEDULED; 409 otherwise)',
+      params: CampaignIdParams,
+      body: UpdateCampaignBody,
+      response: { 200: Campaign },
+    },
+    handler: async (request) => putCampaign(db, project(request).id, request.params.id, request.body),
+  });
+
+  r.delete('/campaigns/:id', {
+    schema: { tags, summary: 'Delete a campaign; 409 while SCHEDULED or SENDING', params: CampaignIdParams },
+    handler: async (request, reply) => {
+      await removeCampaign(db, project(request).id, request.params.id);
+      return reply.code(204).send();
+    },
+  });
+
+  r.post('/campaigns/:id/duplicate', {
+    schema: {
+      tags,
+      summary: 'Copy as a new DRAFT "<name> (copy)"; answered wrapped like create',
+      params: CampaignIdParams,
+      response: { 201: WrappedCampaign },
+    },
+    handler: async (request, reply) =>
+      reply.code(201).send({ success: true as const, data: await duplicateCampaign(db, project(request).id, request.params.id) }),
+  });
+
+  r.post('/campaigns/:id/send', {
+    schema: {
+      tags,
+      summary: 'Send now (DRAFT → SENDING) or schedule (DRAFT → SCHEDULED); only from DRAFT',
+      params: CampaignIdParams,
+      body: SendCampaignBody,
+      response: { 200: SendCampaignAnswer },
+    },
+    handler: async (request) => sendCampaign(db, project(request).id, request.params.id, request.body?.scheduledFor),
+  });
+
+  r.post('/campaigns/:id/cancel', {
+    schema: {
+      tags,
+      summary: 'Cancel a SCHEDULED or SENDING campaign; its unsent emails are cancelled',
+      params: CampaignIdParams,
+      response: { 200: Campaign },
+    },
+    handler: async (request) => cancelCampaign(db, project(request).id, request.params.id),
+  });
+
+  r.post('/campaigns/:id/test', {
+    schema: {
+      tags,
+      summary: 'Send one test email of the campaign to an address (transactional priority)',
+      params: CampaignIdParams,
+      body: TestSendBody,
+      response: { 200: TestSendAnswer },
+    },
+    handler: async (request) => {
+      const p = project(request);
+      return testSendCampaign(
+        { db, tokens: deps.tokens, publicUrl: deps.config.publicUrl },
+        { projectId: p.id, tracking: p.tracking, id: request.params.id, to: request.body.email },
+      );
+    },
+  });
+
+  r.get('/campaigns/:id/stats', {
+    schema: { tags, summary: 'Counts and rates from the campaign\'s emails', params: CampaignIdParams, response: { 200: CampaignStats } },
+    handler: async (request) => campaignStats(db, project(request).id, request.params.id),
+  });
+}

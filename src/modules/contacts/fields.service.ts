@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { validationError } from '../../http/errors.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
+import { segmentsReferencingField } from '../segments/segments.repo.js';
 import { RESERVED_DATA_KEYS } from './data-rules.js';
 import {
   countContactsWithKey,
@@ -101,8 +102,11 @@ export async function listFieldValues(
  */
 export async function fieldUsage(db: Kysely<Database>, projectId: string, field: string): Promise<FieldUsage> {
   const name = parseFieldName(field);
-  const templates = await findTemplatesUsingVariable(db, projectId, name.key);
-  return { field: name.field, segments: [], campaigns: [], templates, workflows: [] };
+  const [templates, segments] = await Promise.all([
+    findTemplatesUsingVariable(db, projectId, name.key),
+    segmentsReferencingField(db, projectId, name.field),
+  ]);
+  return { field: name.field, segments, campaigns: [], templates, workflows: [] };
 }
 
 /**

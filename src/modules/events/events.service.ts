@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { notFound, validationError } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
+import { segmentsReferencingField } from '../segments/segments.repo.js';
 import { isProtectedEventName, isSystemEventName, RESERVED_EVENT_CODE } from './event-names.js';
 import {
   contactExists,
@@ -109,8 +110,9 @@ export async function projectEventStats(db: Kysely<Database>, projectId: string,
  * (audience conditions) and workflows (EVENT triggers, WAIT_FOR_EVENT steps) are looked up
  * here as those modules arrive; until then nothing can reference a name.
  */
-export async function eventNameUsage(_db: Kysely<Database>, _projectId: string, eventName: string): Promise<EventUsage> {
-  return { eventName, segments: [], campaigns: [], workflows: [] };
+export async function eventNameUsage(db: Kysely<Database>, projectId: string, eventName: string): Promise<EventUsage> {
+  const segments = await segmentsReferencingField(db, projectId, `event.${eventName}`);
+  return { eventName, segments, campaigns: [], workflows: [] };
 }
 
 /** Deletes every event of a name; the service's own names are refused with 422 reserved_event. */

@@ -1,0 +1,127 @@
+// Segments at scale: seeds one project with --contacts contacts and --events events, set-based,
+// then times, against a running server (secret key of the seeded project):
+//   1. POST /segments/:id/refresh of a 3-filter segment (data filter, event filter, OR group)  target < 1 s
+//   2. GET /segments/:id/contacts first page                                                   target < 200 ms
+//   3. POST /segments/:id/compute of a tracked segment after ~10% of contacts change membership target < 30 s
+//
+//   DATA_DIR=/tmp/bench-seg npm start &   # the server under test
+//   node bench/segments.mjs --base http://127.0.0.1:8080 [--contacts 1000000] [--events 5000000]
+//
+// Connection URL: --url, else $DATABASE_URL, else $DATA_DIR/postgres.url (default /tmp/bench-seg).
+// random() is seeded (setseed), so the data is reproducible. Not a test: numbers depend on the machine.
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import process from 'node:process';
+import console from 'node:console';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
+}
+const dataDir = process.env.DATA_DIR ?? '/tmp/bench-seg';
+const url = arg('url', process.env.DATABASE_URL) ?? readFileSync(path.join(dataDir, 'postgres.url'), 'utf8').trim();
+const base = arg('base', process.env.BASE_URL ?? 'http://127.0.0.1:8080');
+const nContacts = Number(arg('contacts', '1000000'));
+const nEvents = Number(arg('events', '5000000'));
+const chunk = 200_000;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const key = (prefix) => prefix + Array.from({ length: 40 }, () => BASE62[randomInt(62)]).join('');
+const EVENTS = ['page_view', 'login', 'purchase', 'signup', 'add_to_cart', 'search', 'logout', 'share'];
+
+const db = new pg.Client({ connectionString: url, application_name: 'bench-segments' });
+await db.connect();
+const secret = key('sk_');
+const { rows: [project] } = await db.query('INSERT INTO projects (name, public_key, secret_key) VALUES ($1, $2, $3) RETURNING id',
+  [`bench segments ${nContacts}`, key('pk_'), secret]);
+const projectId = project.id;
+console.log(`project ${projectId}`);
+await db.query('SELECT setseed(0.42)');
+let t0 = performance.now();
+for (let from = 0; from < nContacts; from += chunk) {
+  const to = Math.min(nContacts, from + chunk) - 1;
+  // plan: 60% free / 30% pro / 10% enterprise; age: number, or (20%) a numeric string; country; score.
+  await db.query(`
+    INSERT INTO contacts (project_id, email, subscribed, data, created_at, updated_at)
+    SELECT $1, 'user' || i || '@bench' || (i % 5000) || '.example', random() < 0.9,
+      jsonb_strip_nulls(jsonb_build_object(
+        'plan', (ARRAY['free','free','free','free','free','free','pro','pro','pro','enterprise'])[1 + (i % 10)],
+        'age', CASE WHEN i % 5 = 0 THEN to_jsonb((18 + i % 60)::text) ELSE to_jsonb(18 + i % 60) END,
+        'country', (ARRAY['DE','FR','US','GB','ES','IT','NL','PL'])[1 + (i % 8)],
+        'score', CASE WHEN i % 3 = 0 THEN NULL ELSE to_jsonb(round((random() * 100)::numeric, 1)) END,
+        'company', CASE WHEN i % 4 = 0 THEN 'Company ' || (i % 997) END)),
+      now() - (i % 730) * interval '1 day', now() - (i % 30) * interval '1 day'
+    FROM generate_series($2::int, $3::int) AS i`, [projectId, from, to]);
+}
+console.log(`contacts: ${Math.round(performance.now() - t0)} ms`);
+t0 = performance.now();
+await db.query(`CREATE TEMP TABLE ids AS SELECT row_number() OVER () AS n, id FROM contacts WHERE project_id = $1`, [projectId]);
+await db.query('CREATE INDEX ON ids (n)');
+for (let from = 0; from < nEvents; from += chunk) {
+  const to = Math.min(nEvents, from + chunk) - 1;
+  // Skewed: low-numbered contacts are more active; names weighted towards page_view.
+  await db.query(`
+    INSERT INTO events (project_id, contact_id, name, created_at)
+    SELECT $1, ids.id, g.name, g.at
+    FROM (SELECT 1 + floor(power(random(), 1.5) * $5)::bigint AS n,
+                 ($4::text[])[1 + floor(power(random(), 2) * 8)::int] AS name,
+                 now() - random() * interval '180 days' AS at
+          FROM generate_series($2::int, $3::int)) AS g
+    JOIN ids ON ids.n = g.n`, [projectId, from, to, EVENTS, nContacts]);
+}
+console.log(`events: ${Math.round(performance.now() - t0)} ms`);
+await db.query('VACUUM (ANALYZE) contacts, events');
+
+async function call(method, url, body) {
+  const started = performance.now();
+  const res = await globalThis.fetch(`${base}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${secret}`, ...(body && { 'content-type': 'application/json' }) },
+    body: body && JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return { ms: Math.round(performance.now() - started), json };
+}
+const condition = {
+  logic: 'AND',
+  groups: [{
+    filters: [
+      { field: 'data.plan', operator: 'equals', value: 'pro' },
+      { field: 'event.purchase', operator: 'triggeredWithin', value: 30, unit: 'days' },
+    ],
+    conditions: { logic: 'OR', groups: [
+      { filters: [{ field: 'data.country', operator: 'equals', value: 'DE' }] },
+      { filters: [{ field: 'data.age', operator: 'greaterThan', value: 40 }] },
+    ] },
+  }],
+};
+const timed = async (label, n, fn) => {
+  const ms = [];
+  let last;
+  for (let i = 0; i < n; i++) { const r = await fn(); ms.push(r.ms); last = r.json; }
+  ms.sort((a, b) => a - b);
+  console.log(`${label}: median ${ms[Math.floor(ms.length / 2)]} ms, min ${ms[0]}, max ${ms.at(-1)}`);
+  return last;
+};
+const seg = (await call('POST', '/segments', { name: 'Bench 3 filters', condition })).json;
+const refreshed = await timed('refresh (count) 3-filter segment', 5, () => call('POST', `/segments/${seg.id}/refresh`));
+console.log(`  memberCount ${refreshed.memberCount}`);
+await timed('members first page (pageSize 50)', 5, () => call('GET', `/segments/${seg.id}/contacts?pageSize=50`));
+
+// Tracked: plan = pro (30%). First compute enters everyone; then ~10% of contacts change membership.
+const tracked = (await call('POST', '/segments', { name: 'Bench tracked', trackMembership: true,
+  condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] } })).json;
+const first = await call('POST', `/segments/${tracked.id}/compute`);
+console.log(`compute (initial, all enter): ${first.ms} ms ${JSON.stringify(first.json)}`);
+// 5% of contacts become pro (join), 5% stop being pro (leave).
+await db.query(`UPDATE contacts SET data = data || '{"plan":"pro"}' WHERE project_id = $1 AND data @> '{"plan":"free"}' AND (hashtext(id::text) % 12) = 0`, [projectId]);
+await db.query(`UPDATE contacts SET data = data || '{"plan":"free"}' WHERE project_id = $1 AND data @> '{"plan":"pro"}' AND (hashtext(id::text) % 6) = 1`, [projectId]);
+await db.query('VACUUM (ANALYZE) contacts');
+const second = await call('POST', `/segments/${tracked.id}/compute`);
+console.log(`compute (~10% change): ${second.ms} ms ${JSON.stringify(second.json)}`);
+const third = await call('POST', `/segments/${tracked.id}/compute`);
+console.log(`compute (no change): ${third.ms} ms ${JSON.stringify(third.json)}`);
+await db.end();

@@ -1,0 +1,191 @@
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import type { Database } from '../db/schema.js';
+import {
+  type ConditionTree,
+  ConditionTreeSchema,
+  type FieldRef,
+  type Filter,
+  MAX_DEPTH,
+  NUMERIC_STRING,
+  parseField,
+  type Unit,
+} from './tree.js';
+
+type Bool = RawBuilder<SqlBool>;
+const TRUE: Bool = sql<SqlBool>`TRUE`;
+const FALSE: Bool = sql<SqlBool>`FALSE`;
+
+/** Interval of one unit: a fixed literal per unit, never caller text. */
+const UNIT_INTERVAL: Record<Unit, string> = { minutes: '1 minute', hours: '1 hour', days: '1 day' };
+const COMPARE_SQL = { greaterThan: '>', lessThan: '<', greaterThanOrEqual: '>=', lessThanOrEqual: '<=' } as const;
+
+interface Ctx {
+  db: Kysely<Database>;
+  projectId: string;
+  /** The contacts row alias, as an identifier. */
+  c: RawBuilder<unknown>;
+  /** Segments being inlined (guards against a cycle stored before validation existed). */
+  inlining: Set<string>;
+  depth: number;
+}
+
+const and = (parts: Bool[]): Bool => (parts.length === 0 ? TRUE : parts.length === 1 ? (parts[0] ?? TRUE) : sql<SqlBool>`(${sql.join(parts, sql` AND `)})`);
+const or = (parts: Bool[]): Bool => (parts.length === 0 ? TRUE : parts.length === 1 ? (parts[0] ?? TRUE) : sql<SqlBool>`(${sql.join(parts, sql` OR `)})`);
+const not = (e: Bool): Bool => sql<SqlBool>`NOT ${e}`;
+/** `now() - value units`; the value is bound, the unit a fixed literal. */
+const ago = (f: Filter) => sql`(now() - ${Number(f.value)}::double precision * interval ${sql.lit(UNIT_INTERVAL[f.unit ?? 'days'])})`;
+const likeAny = (v: unknown) => `%${String(v).replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+const contains = (col: RawBuilder<unknown>, v: unknown) => sql<SqlBool>`COALESCE(${col} ILIKE ${likeAny(v)}, FALSE)`;
+
+async function compileTree(ctx: Ctx, tree: ConditionTree): Promise<Bool> {
+  const groups: Bool[] = [];
+  for (const group of tree.groups) {
+    const parts: Bool[] = [];
+    for (const f of group.filters) parts.push(await compileFilter(ctx, f));
+    if (group.conditions) parts.push(await compileTree(ctx, group.conditions));
+    groups.push(and(parts));
+  }
+  return tree.logic === 'OR' ? or(groups) : and(groups);
+}
+
+async function compileFilter(ctx: Ctx, f: Filter): Promise<Bool> {
+  const ref = parseField(f.field);
+  if (!ref) throw new Error(`condition not validated: unknown field ${f.field}`);
+  switch (ref.kind) {
+    case 'email':
+      return emailFilter(ctx, f);
+    case 'subscribed':
+      return f.operator === 'equals' ? sql`${ctx.c}.subscribed = ${f.value === true}` : sql`${ctx.c}.subscribed <> ${f.value === true}`;
+    case 'date':
+      return dateCompare(sql`${ctx.c}.${sql.ref(ref.column)}`, f);
+    case 'data':
+      return dataFilter(ctx, ref.key, f);
+    case 'event':
+    case 'emailMilestone':
+      return activityFilter(ctx, ref, f);
+    case 'segment':
+      return segmentFilter(ctx, ref.id, f);
+  }
+}
+
+function emailFilter(ctx: Ctx, f: Filter): Bool {
+  const col = sql`${ctx.c}.email`;
+  const v = String(f.value).trim().toLowerCase(); // emails are stored lower-cased
+  if (f.operator === 'equals') return sql`${col} = ${v}`;
+  if (f.operator === 'notEquals') return sql`${col} <> ${v}`;
+  if (f.operator === 'contains') return contains(col, v);
+  return not(contains(col, v));
+}
+
+/** A timestamptz expression compared by operator (ISO value) or by window (value + unit). */
+function dateCompare(col: RawBuilder<unknown>, f: Filter): Bool {
+  if (f.operator === 'within') return sql`COALESCE(${col} >= ${ago(f)}, FALSE)`;
+  if (f.operator === 'olderThan') return sql`COALESCE(${col} < ${ago(f)}, FALSE)`;
+  const op = COMPARE_SQL[f.operator as keyof typeof COMPARE_SQL];
+  return sql`COALESCE(${col} ${sql.raw(op)} ${String(f.value)}::timestamptz, FALSE)`;
+}
+
+/** The jsonb forms a value may be stored as (42 and "42"; true and "true"). */
+function storedForms(v: unknown): (string | number | boolean)[] {
+  if (typeof v === 'number') return [v, String(v)];
+  if (typeof v === 'boolean') return [v, String(v)];
+  const s = String(v);
+  if (NUMERIC_STRING.test(s) && Number.isFinite(Number(s))) return [s, Number(s)];
+  if (s === 'true' || s === 'false') return [s, s === 'true'];
+  return [s];
+}
+
+function dataFilter(ctx: Ctx, key: string, f: Filter): Bool {
+  const data = sql`${ctx.c}.data`;
+  const text = sql`(${data} ->> ${key}::text)`;
+  switch (f.operator) {
+    case 'equals':
+    case 'notEquals': {
+      // `@>` is served by the jsonb_path_ops GIN index on data.
+      const eq = or(storedForms(f.value).map((form) => sql<SqlBool>`${data} @> ${JSON.stringify({ [key]: form })}::jsonb`));
+      return f.operator === 'equals' ? eq : not(eq);
+    }
+    case 'contains':
+      return contains(text, f.value);
+    case 'notContains':
+      return not(contains(text, f.value));
+    case 'exists':
+      return sql`${data} ? ${key}::text`;
+    case 'notExists':
+      return not(sql`${data} ? ${key}::text`);
+    case 'within':
+    case 'olderThan':
+      return dateCompare(safeTimestamp(text), f);
+    default: {
+      const v = f.value;
+      const numeric = typeof v === 'number' || (typeof v === 'string' && NUMERIC_STRING.test(v));
+      if (!numeric) return dateCompare(safeTimestamp(text), f);
+      const op = COMPARE_SQL[f.operator as keyof typeof COMPARE_SQL];
+      // Numbers and numeric strings compare as numbers; anything else never matches (no cast error).
+      const num = sql`(CASE WHEN jsonb_typeof(${data} -> ${key}::text) = 'number' THEN ${text}::numeric
+        WHEN ${text} ~ ${NUMERIC_STRING.source} THEN ${text}::numeric END)`;
+      return sql`COALESCE(${num} ${sql.raw(op)} ${String(v).trim()}::numeric, FALSE)`;
+    }
+  }
+}
+
+/** A data text value as timestamptz when it is a valid ISO date, else NULL (never a cast error). */
+const safeTimestamp = (text: RawBuilder<unknown>) =>
+  sql`(CASE WHEN ${text} ~ '^\\d{4}-\\d{2}-\\d{2}' AND pg_input_is_valid(${text}, 'timestamptz') THEN ${text}::timestamptz END)`;
+
+function activityFilter(ctx: Ctx, ref: Extract<FieldRef, { kind: 'event' | 'emailMilestone' }>, f: Filter): Bool {
+  const windowed = f.operator === 'triggeredWithin' || f.operator === 'notTriggeredWithin';
+  let exists: Bool;
+  if (ref.kind === 'event') {
+    // Served by events (project_id, name, created_at): a semi-join for sets, or per-contact probes.
+    const when = windowed ? sql` AND e.created_at >= ${ago(f)}` : f.operator === 'triggeredOlderThan' ? sql` AND e.created_at < ${ago(f)}` : sql``;
+    exists = sql`EXISTS (SELECT 1 FROM events e WHERE e.project_id = ${ctx.projectId}::uuid AND e.name = ${ref.name} AND e.contact_id = ${ctx.c}.id${when})`;
+  } else {
+    const col = sql`m.${sql.ref(ref.column)}`;
+    const when = windowed ? sql` AND ${col} >= ${ago(f)}` : f.operator === 'triggeredOlderThan' ? sql` AND ${col} < ${ago(f)}` : sql``;
+    exists = sql`EXISTS (SELECT 1 FROM emails m WHERE m.contact_id = ${ctx.c}.id AND m.project_id = ${ctx.projectId}::uuid AND ${col} IS NOT NULL${when})`;
+  }
+  return f.operator === 'notTriggered' || f.operator === 'notTriggeredWithin' ? not(exists) : exists;
+}
+
+async function segmentFilter(ctx: Ctx, rawId: string, f: Filter): Promise<Bool> {
+  const id = rawId.toLowerCase();
+  const member = await segmentMembership(ctx, id);
+  return f.operator === 'memberOfSegment' ? member : not(member);
+}
+
+/**
+ * DYNAMIC untracked segment: its condition inline (live). STATIC or tracked: its member rows
+ * (for tracked ones, the membership as of its last compute). A missing segment has no members.
+ */
+async function segmentMembership(ctx: Ctx, id: string): Promise<Bool> {
+  const seg = await ctx.db
+    .selectFrom('segments')
+    .select(['id', 'type', 'condition', 'track_membership'])
+    .where('project_id', '=', ctx.projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!seg) return FALSE;
+  if (seg.type === 'DYNAMIC' && !seg.track_membership) {
+    const tree = ConditionTreeSchema.safeParse(seg.condition);
+    if (!tree.success || ctx.inlining.has(id) || ctx.depth >= MAX_DEPTH) return FALSE;
+    const inner: Ctx = { ...ctx, inlining: new Set([...ctx.inlining, id]), depth: ctx.depth + 1 };
+    return sql<SqlBool>`(${await compileTree(inner, tree.data)})`;
+  }
+  return sql`EXISTS (SELECT 1 FROM segment_members sm WHERE sm.segment_id = ${id}::uuid AND sm.contact_id = ${ctx.c}.id)`;
+}
+
+/**
+ * ONE SQL boolean expression over the contacts row aliased `alias` (default `c`). Every value is
+ * a bound parameter. The tree must have passed `validateCondition`. The caller still scopes the
+ * query to the project (`c.project_id = …`); this expression assumes it.
+ * Empty tree or empty group: matches every contact.
+ */
+export async function compileCondition(
+  db: Kysely<Database>,
+  projectId: string,
+  tree: ConditionTree,
+  alias = 'c',
+): Promise<RawBuilder<SqlBool>> {
+  return compileTree({ db, projectId, c: sql.id(alias), inlining: new Set(), depth: 0 }, tree);
+}

@@ -1,0 +1,9 @@
+import type { Task } from 'graphile-worker';
+import { sweepCampaigns } from '../modules/campaigns/fanout.js';
+import type { JobDeps } from './deps.js';
+
+/** Every minute: no campaign stays SENDING once its emails are finished, whatever crashed. */
+export const campaignSweep = (deps: JobDeps): Task => async (_payload, helpers) => {
+  const { completed, restarted } = await sweepCampaigns(deps.db);
+  if (completed + restarted > 0) helpers.logger.info(`campaign sweep: ${completed} completed, ${restarted} restarted`);
+};

@@ -1,0 +1,72 @@
+import { type Kysely, type RawBuilder, sql, type SqlBool } from 'kysely';
+import { compileCondition, validateCondition } from '../../conditions/index.js';
+import { type ConditionTree, ConditionTreeSchema } from '../../conditions/tree.js';
+import type { CampaignRow, Database, StoredCondition } from '../../db/schema.js';
+import { validationError } from '../../http/errors.js';
+import { segmentExists } from './campaigns.repo.js';
+
+/** The audience fields of a campaign, after PUT/POST merging. */
+export interface AudienceInput {
+  audienceType: 'ALL' | 'SEGMENT' | 'FILTERED';
+  segmentId: string | null | undefined;
+  audienceCondition: unknown;
+}
+
+export interface Audience {
+  audienceType: 'ALL' | 'SEGMENT' | 'FILTERED';
+  segmentId: string | null;
+  audienceCondition: StoredCondition | null;
+}
+
+const asStored = (tree: ConditionTree): StoredCondition => ({ logic: tree.logic, groups: tree.groups });
+
+/**
+ * Checks the audience rules (422 naming the field): SEGMENT needs a segment of the project,
+ * FILTERED a valid condition tree. The field the type does not use is cleared, so an ALL
+ * campaign never keeps a segment reference (which would block that segment's deletion).
+ */
+export async function resolveAudience(db: Kysely<Database>, projectId: string, input: AudienceInput): Promise<Audience> {
+  if (input.audienceType === 'SEGMENT') {
+    if (!input.segmentId) throw validationError([{ field: 'segmentId', message: 'Required when audienceType is SEGMENT', code: 'invalid_type' }]);
+    if (!(await segmentExists(db, projectId, input.segmentId))) {
+      throw validationError([{ field: 'segmentId', message: 'No such segment in this project', code: 'invalid_string' }]);
+    }
+    return { audienceType: 'SEGMENT', segmentId: input.segmentId, audienceCondition: null };
+  }
+  if (input.audienceType === 'FILTERED') {
+    if (input.audienceCondition === undefined || input.audienceCondition === null) {
+      throw validationError([{ field: 'audienceCondition', message: 'Required when audienceType is FILTERED', code: 'invalid_type' }]);
+    }
+    const tree = await validateCondition(db, projectId, input.audienceCondition, 'audienceCondition');
+    return { audienceType: 'FILTERED', segmentId: null, audienceCondition: asStored(tree) };
+  }
+  return { audienceType: 'ALL', segmentId: null, audienceCondition: null };
+}
+
+/**
+ * The campaign's audience as ONE SQL boolean over the contacts row `c` (DESIGN §7): ALL is
+ * every contact; a STATIC segment is its member rows; a DYNAMIC segment is its condition
+ * compiled live; FILTERED is the campaign's own condition. A segment deleted meanwhile (the
+ * foreign key forbids it, but a DYNAMIC segment could lose its condition) matches nobody.
+ */
+export async function audienceSql(db: Kysely<Database>, campaign: CampaignRow): Promise<RawBuilder<SqlBool>> {
+  if (campaign.audience_type === 'FILTERED' && campaign.audience_condition) {
+    return compileCondition(db, campaign.project_id, ConditionTreeSchema.parse(campaign.audience_condition), 'c');
+  }
+  if (campaign.audience_type === 'SEGMENT' && campaign.segment_id) {
+    const segment = await db
+      .selectFrom('segments')
+      .select(['id', 'type', 'condition'])
+      .where('project_id', '=', campaign.project_id)
+      .where('id', '=', campaign.segment_id)
+      .executeTakeFirst();
+    if (!segment) return sql<SqlBool>`false`;
+    if (segment.type === 'STATIC') {
+      return sql<SqlBool>`EXISTS (SELECT 1 FROM segment_members sm WHERE sm.segment_id = ${segment.id} AND sm.contact_id = c.id)`;
+    }
+    if (!segment.condition) return sql<SqlBool>`false`;
+    return compileCondition(db, campaign.project_id, ConditionTreeSchema.parse(segment.condition), 'c');
+  }
+  if (campaign.audience_type === 'ALL') return sql<SqlBool>`true`;
+  return sql<SqlBool>`false`;
+}

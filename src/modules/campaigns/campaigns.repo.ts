@@ -1,0 +1,213 @@
+import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql, type Transaction, type Updateable } from 'kysely';
+import type { AudienceType, CampaignRow, CampaignsTable, CampaignStatus, Database, EmailType, StoredCondition } from '../../db/schema.js';
+import type { SortDir } from '../templates/templates.schema.js';
+import type { Campaign, CampaignSort } from './campaigns.schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Milestone counts of one campaign, computed from its email rows (never stored: no racy counters). */
+export interface CampaignCounts {
+  total: number;
+  pending: number;
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+  failed: number;
+  cancelled: number;
+}
+
+export const ZERO_COUNTS: CampaignCounts = { total: 0, pending: 0, sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0, cancelled: 0 };
+
+export function rowToCampaign(row: CampaignRow, counts: CampaignCounts = ZERO_COUNTS): Campaign {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    subject: row.subject,
+    body: row.body,
+    from: row.from_email,
+    fromName: row.from_name,
+    replyTo: row.reply_to,
+    type: row.type,
+    status: row.status,
+    audienceType: row.audience_type,
+    audienceCondition: row.audience_condition,
+    segmentId: row.segment_id,
+    scheduledFor: row.scheduled_for?.toISOString() ?? null,
+    totalRecipients: row.total_recipients,
+    sentCount: counts.sent,
+    deliveredCount: counts.delivered,
+    openedCount: counts.opened,
+    clickedCount: counts.clicked,
+    bouncedCount: counts.bounced,
+    projectId: row.project_id,
+    sentAt: row.sent_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The writable fields, camelCase as in the API. */
+export interface CampaignValues {
+  name: string;
+  description: string;
+  subject: string;
+  body: string;
+  from: string;
+  fromName: string | null;
+  replyTo: string | null;
+  type: EmailType;
+  audienceType: AudienceType;
+  segmentId: string | null;
+  audienceCondition: StoredCondition | null;
+}
+
+export interface CampaignFilter {
+  status?: CampaignStatus;
+  search?: string;
+}
+
+const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function filterWhere(projectId: string, filter: CampaignFilter) {
+  return (eb: ExpressionBuilder<Database, 'campaigns'>) => {
+    const conditions: Expression<SqlBool>[] = [eb('project_id', '=', projectId)];
+    if (filter.status) conditions.push(eb('status', '=', filter.status));
+    if (filter.search) {
+      const p = likePattern(filter.search);
+      conditions.push(sql<SqlBool>`(name ILIKE ${p} ESCAPE '\\' OR subject ILIKE ${p} ESCAPE '\\' OR from_email ILIKE ${p} ESCAPE '\\')`);
+    }
+    return eb.and(conditions);
+  };
+}
+
+const SORT_KEYS = {
+  createdAt: sql`created_at`,
+  updatedAt: sql`updated_at`,
+  name: sql`lower(name)`,
+} as const satisfies Record<CampaignSort, unknown>;
+
+export async function listCampaignPage(
+  db: Db,
+  projectId: string,
+  opts: { filter: CampaignFilter; sort: CampaignSort; dir: SortDir; limit: number; offset: number },
+): Promise<CampaignRow[]> {
+  const { dir } = opts;
+  let q = db.selectFrom('campaigns').selectAll().where(filterWhere(projectId, opts.filter)).orderBy(SORT_KEYS[opts.sort], dir);
+  if (opts.sort === 'name') q = q.orderBy('name', dir);
+  return q.orderBy('id', dir).limit(opts.limit).offset(opts.offset).execute();
+}
+
+export async function countCampaigns(db: Db, projectId: string, filter: CampaignFilter): Promise<number> {
+  const row = await db
+    .selectFrom('campaigns')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(filterWhere(projectId, filter))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Counts of the given campaigns' emails in ONE grouped aggregate. A milestone counts once it
+ * happened (its timestamp is set), whatever happened later: a clicked email was also sent,
+ * delivered and opened.
+ */
+export async function countEmailsByCampaign(db: Db, campaignIds: readonly string[]): Promise<Map<string, CampaignCounts>> {
+  const counts = new Map<string, CampaignCounts>();
+  if (campaignIds.length === 0) return counts;
+  const { rows } = await sql<CampaignCounts & { campaign_id: string }>`
+    SELECT campaign_id,
+      count(*)::int AS total,
+      count(*) FILTER (WHERE status IN ('PENDING', 'SENDING'))::int AS pending,
+      count(sent_at)::int AS sent,
+      count(delivered_at)::int AS delivered,
+      count(opened_at)::int AS opened,
+      count(clicked_at)::int AS clicked,
+      count(bounced_at)::int AS bounced,
+      count(complained_at)::int AS complained,
+      count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
+      count(*) FILTER (WHERE status = 'CANCELLED')::int AS cancelled
+    FROM emails
+    WHERE campaign_id = ANY(${campaignIds}::uuid[])
+    GROUP BY campaign_id`.execute(db);
+  for (const { campaign_id: id, ...c } of rows) counts.set(id, c);
+  return counts;
+}
+
+export async function findCampaignById(db: Db, projectId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<CampaignRow | undefined> {
+  let q = db.selectFrom('campaigns').selectAll().where('project_id', '=', projectId).where('id', '=', id);
+  if (opts.forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+const toColumns = (v: Partial<CampaignValues>): Updateable<CampaignsTable> => ({
+  name: v.name,
+  description: v.description,
+  subject: v.subject,
+  body: v.body,
+  from_email: v.from,
+  from_name: v.fromName,
+  reply_to: v.replyTo,
+  type: v.type,
+  audience_type: v.audienceType,
+  segment_id: v.segmentId,
+  audience_condition: v.audienceCondition === undefined ? undefined : v.audienceCondition === null ? null : JSON.stringify(v.audienceCondition),
+});
+
+export async function insertCampaign(db: Db, projectId: string, values: CampaignValues): Promise<CampaignRow> {
+  const c = toColumns(values);
+  return db
+    .insertInto('campaigns')
+    .values({ ...c, project_id: projectId, from_email: values.from })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateCampaign(db: Db, projectId: string, id: string, values: Partial<CampaignValues>): Promise<CampaignRow | undefined> {
+  return db
+    .updateTable('campaigns')
+    .set({ ...toColumns(values), updated_at: sql`now()` })
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Deletes the campaign (the caller holds its lock and checked its state); its emails keep their rows. */
+export async function deleteCampaign(db: Db, projectId: string, id: string): Promise<CampaignRow | undefined> {
+  return db.deleteFrom('campaigns').where('project_id', '=', projectId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+const COPY_SUFFIX = ' (copy)';
+
+/** A DRAFT copy in one statement: content and audience kept; schedule, counters and send times not. */
+export async function copyCampaign(db: Db, projectId: string, id: string, nameLimit: number): Promise<CampaignRow | undefined> {
+  const keep = nameLimit - COPY_SUFFIX.length;
+  const { rows } = await sql<CampaignRow>`
+    INSERT INTO campaigns (project_id, name, description, subject, body, from_email, from_name, reply_to, type,
+                           audience_type, audience_condition, segment_id)
+    SELECT project_id, left(name, ${keep}) || ${COPY_SUFFIX}, description, subject, body, from_email, from_name, reply_to, type,
+           audience_type, audience_condition, segment_id
+    FROM campaigns
+    WHERE project_id = ${projectId} AND id = ${id}
+    RETURNING *`.execute(db);
+  return rows[0];
+}
+
+export async function segmentExists(db: Db, projectId: string, segmentId: string): Promise<boolean> {
+  const row = await db.selectFrom('segments').select('id').where('project_id', '=', projectId).where('id', '=', segmentId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A contact of the project by address (for test sends), or undefined. */
+export async function findContactByEmail(db: Db, projectId: string, email: string) {
+  return db
+    .selectFrom('contacts')
+    .select(['id', 'email', 'data', 'subscribed'])
+    .where('project_id', '=', projectId)
+    .where('email', '=', email.toLowerCase())
+    .executeTakeFirst();
+}

@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { AUDIENCE_TYPES, CAMPAIGN_STATUSES, EMAIL_TYPES } from '../../db/schema.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_DIRS, TEMPLATE_LIMITS } from '../templates/templates.schema.js';
+
+export const CAMPAIGN_SORTS = ['createdAt', 'name', 'updatedAt'] as const;
+export type CampaignSort = (typeof CAMPAIGN_SORTS)[number];
+
+/** Request body limit of create and update: a 1 MiB body with JSON escapes, as for templates. */
+export const CAMPAIGN_BODY_LIMIT = 4 * 1024 * 1024;
+
+export const Campaign = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string(),
+    subject: z.string().describe('May hold {{variables}}, filled per recipient at delivery'),
+    body: z.string().describe('HTML with {{variable}} placeholders, filled per recipient at delivery'),
+    from: z.string(),
+    fromName: z.string().nullable(),
+    replyTo: z.string().nullable(),
+    type: z.enum(EMAIL_TYPES),
+    status: z.enum(CAMPAIGN_STATUSES),
+    audienceType: z.enum(AUDIENCE_TYPES),
+    audienceCondition: z.record(z.string(), z.unknown()).nullable(),
+    segmentId: z.uuid().nullable(),
+    scheduledFor: z.iso.datetime().nullable(),
+    totalRecipients: z.int().describe('Recipients materialised when sending started'),
+    sentCount: z.int().describe('Emails handed to the relay (computed from the email rows)'),
+    deliveredCount: z.int(),
+    openedCount: z.int(),
+    clickedCount: z.int(),
+    bouncedCount: z.int(),
+    projectId: z.uuid(),
+    sentAt: z.iso.datetime().nullable().describe('When the campaign reached SENT'),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Campaign' });
+export type Campaign = z.infer<typeof Campaign>;
+
+const issue = (message: string, code: string) => ({ message, params: { code } });
+const noNul = (s: string) => !s.includes('\u0000');
+const text = (max: number) => z.string().max(max).refine(noNul, issue('Must not contain NUL characters', 'invalid_string'));
+const headerText = (max: number) => text(max).refine((s) => !/[\r\n]/.test(s), issue('Must not contain line breaks', 'invalid_string'));
+const blankToNull = (v: unknown) => {
+  const s = typeof v === 'string' ? v.trim() : v;
+  return s === '' ? null : s;
+};
+const email = z.email().max(TEMPLATE_LIMITS.email);
+
+const fields = {
+  name: text(TEMPLATE_LIMITS.name).optional(),
+  description: text(TEMPLATE_LIMITS.description).optional(),
+  subject: headerText(TEMPLATE_LIMITS.subject).optional(),
+  body: z
+    .string()
+    .refine((s) => Buffer.byteLength(s, 'utf8') <= TEMPLATE_LIMITS.bodyBytes, issue('Body must be at most 1 MiB (UTF-8)', 'too_big'))
+    .refine(noNul, issue('Must not contain NUL characters', 'invalid_string'))
+    .optional(),
+  fromName: z.preprocess(blankToNull, headerText(TEMPLATE_LIMITS.fromName).nullable().optional()),
+  replyTo: z.preprocess(blankToNull, email.nullable().optional()),
+  type: z.enum(EMAIL_TYPES).optional().describe('Default MARKETING'),
+  audienceType: z.enum(AUDIENCE_TYPES).optional().describe('Default ALL'),
+  segmentId: z.uuid().nullable().optional().describe('Required for SEGMENT: a segment of the project'),
+  audienceCondition: z.unknown().optional().describe('Required for FILTERED: a condition tree'),
+};
+
+export const CreateCampaignBody = z.object({
+  from: z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), email).describe('Sender; its domain must be verified'),
+  ...fields,
+});
+export type CreateCampaignBody = z.infer<typeof CreateCampaignBody>;
+
+export const UpdateCampaignBody = z.object({
+  from: z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), email.optional()),
+  ...fields,
+});
+export type UpdateCampaignBody = z.infer<typeof UpdateCampaignBody>;
+
+export const CampaignIdParams = z.object({ id: z.string() });
+
+export const ListCampaignsQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  pageSize: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULT_PAGE_SIZE)
+    .transform((n) => Math.min(n, MAX_PAGE_SIZE))
+    .describe(`Default ${DEFAULT_PAGE_SIZE}; values over ${MAX_PAGE_SIZE} are clamped`),
+  // Checked by the service: an unrecognised value is a 400 (SPEC), not a 422.
+  status: z.string().optional().describe(`One of ${CAMPAIGN_STATUSES.join(', ')}; another value is 400`),
+  search: z.string().max(TEMPLATE_LIMITS.search).optional().describe('Case-insensitive substring of name, subject or sender address'),
+  sort: z.enum(CAMPAIGN_SORTS).catch('createdAt').default('createdAt'),
+  dir: z.enum(SORT_DIRS).catch('desc').default('desc'),
+});
+export type ListCampaignsQuery = z.infer<typeof ListCampaignsQuery>;
+
+export const CampaignList = z.object({
+  data: z.array(Campaign),
+  page: z.int(),
+  pageSize: z.int(),
+  total: z.int(),
+  totalPages: z.int(),
+});
+export type CampaignList = z.infer<typeof CampaignList>;
+
+export const WrappedCampaign = z.object({ success: z.literal(true), data: Campaign });
+
+export const SendCampaignBody = z
+  .object({ scheduledFor: z.unknown().optional().describe('Date-time; omitted or null sends now; unparseable is 400') })
+  .nullish();
+
+export const SendCampaignAnswer = z.object({
+  success: z.literal(true),
+  data: z.object({ id: z.uuid(), name: z.string(), status: z.enum(CAMPAIGN_STATUSES), scheduledFor: z.iso.datetime().nullable() }),
+  message: z.string(),
+});
+export type SendCampaignAnswer = z.infer<typeof SendCampaignAnswer>;
+
+export const TestSendBody = z.object({ email: z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), email) });
+
+export const TestSendAnswer = z.object({
+  success: z.literal(true),
+  data: z.object({ emailId: z.uuid(), email: z.string() }),
+  message: z.string(),
+});
+export type TestSendAnswer = z.infer<typeof TestSendAnswer>;
+
+export const CampaignStats = z.object({
+  total: z.int(),
+  pending: z.int().describe('Not yet handed to the relay (PENDING or SENDING)'),
+  sent: z.int(),
+  delivered: z.int(),
+  opened: z.int(),
+  clicked: z.int(),
+  bounced: z.int(),
+  complained: z.int(),
+  failed: z.int(),
+  cancelled: z.int(),
+  deliveryRate: z.number().describe('delivered / sent; 0 when nothing was sent'),
+  openRate: z.number(),
+  clickRate: z.number(),
+  bounceRate: z.number(),
+  complaintRate: z.number(),
+});
+export type CampaignStats = z.infer<typeof CampaignStats>;

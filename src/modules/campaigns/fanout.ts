@@ -1,0 +1,157 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { JobPriority, Tasks } from '../../jobs/queue.js';
+import { domainOf } from '../domains/sender.js';
+import { enqueueEmails } from '../emails/emails.repo.js';
+import { audienceSql } from './audience.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Fan-out and completion of a campaign (DESIGN §8), exactly once:
+ * - the recipients are materialised ONCE, set-based (INSERT … SELECT over contacts), with their
+ *   send-email jobs, in the transaction that holds the campaign's row lock: a crash rolls it all
+ *   back and the re-run job starts over; a re-run after a commit finds the email rows and does
+ *   nothing (the rows are the marker), and the unique (campaign_id, contact_id) index makes a
+ *   duplicate impossible even so;
+ * - completion (SENDING → SENT) is a guarded UPDATE run by a per-campaign check job that
+ *   re-enqueues itself while emails are pending, and by a cron sweep every minute.
+ */
+
+/** Job keys: one start job and one completion check per campaign (graphile-worker de-duplicates). */
+export const startJobKey = (campaignId: string) => `campaign-send:${campaignId}`;
+export const completeJobKey = (campaignId: string) => `campaign-complete:${campaignId}`;
+
+/** How long the completion check waits between looks. */
+export const COMPLETE_CHECK_DELAY_MS = 3_000;
+/** Ids per enqueue statement. */
+const ENQUEUE_CHUNK = 10_000;
+
+/** Enqueues the campaign-send job (now, or at `runAt` for a scheduled campaign), in the caller's transaction. */
+export async function enqueueCampaignStart(trx: Db, campaignId: string, runAt?: Date): Promise<void> {
+  await sql`
+    SELECT graphile_worker.add_job(${Tasks.campaignSend}, json_build_object('campaignId', ${campaignId}::text),
+      run_at := ${runAt ?? null}::timestamptz, job_key := ${startJobKey(campaignId)}, priority := ${JobPriority.campaign}::int)`.execute(trx);
+}
+
+/** Enqueues (or pushes back) the completion check of a campaign. */
+export async function enqueueCompletionCheck(trx: Db, campaignId: string, delayMs = COMPLETE_CHECK_DELAY_MS): Promise<void> {
+  await sql`
+    SELECT graphile_worker.add_job(${Tasks.campaignComplete}, json_build_object('campaignId', ${campaignId}::text),
+      run_at := now() + make_interval(secs => ${delayMs / 1000}::float8), job_key := ${completeJobKey(campaignId)},
+      priority := ${JobPriority.campaign}::int)`.execute(trx);
+}
+
+/** Removes a scheduled start that has not run yet (a running or finished one is left: it re-checks the state). */
+export async function removeCampaignStart(trx: Db, campaignId: string): Promise<void> {
+  await sql`SELECT graphile_worker.remove_job(${startJobKey(campaignId)})`.execute(trx);
+}
+
+export type FanOutOutcome =
+  | { kind: 'materialised'; recipients: number }
+  | { kind: 'already' }
+  | { kind: 'not-sending'; status: string }
+  | { kind: 'not-due' };
+
+/**
+ * The campaign-send job's work: a due SCHEDULED campaign becomes SENDING, then a SENDING
+ * campaign without email rows gets them (one per audience contact; MARKETING skips unsubscribed
+ * contacts), each with its send-email job at campaign priority, total_recipients set, and a
+ * completion check enqueued. An empty audience completes at once (SENT). Safe to run any number
+ * of times.
+ */
+export async function runCampaignSend(db: Kysely<Database>, campaignId: string): Promise<FanOutOutcome> {
+  return db.transaction().execute(async (trx) => {
+    const campaign = await trx.selectFrom('campaigns').selectAll().where('id', '=', campaignId).forUpdate().executeTakeFirst();
+    if (!campaign) return { kind: 'not-sending', status: 'DELETED' };
+    let status = campaign.status;
+    if (status === 'SCHEDULED') {
+      if (campaign.scheduled_for && campaign.scheduled_for.getTime() > Date.now() + 1000) return { kind: 'not-due' };
+      await trx.updateTable('campaigns').set({ status: 'SENDING', updated_at: sql`now()` }).where('id', '=', campaignId).execute();
+      status = 'SENDING';
+    }
+    if (status !== 'SENDING') return { kind: 'not-sending', status };
+    const materialised = await trx.selectFrom('emails').select('id').where('campaign_id', '=', campaignId).limit(1).executeTakeFirst();
+    if (materialised) return { kind: 'already' };
+
+    const audience = await audienceSql(trx, campaign);
+    const marketing = campaign.type === 'MARKETING' ? sql`AND c.subscribed` : sql``;
+    const domain = domainOf(campaign.from_email);
+    // Subject and body are stored as templates: delivery renders them with the contact's data
+    // at that moment (src/mail/delivery.ts → personalise.ts).
+    const { rows } = await sql<{ id: string }>`
+      INSERT INTO emails (id, project_id, contact_id, source, type, campaign_id, to_email, from_email, from_name, reply_to,
+                          subject, html, message_id)
+      SELECT r.id, ${campaign.project_id}, r.contact_id, 'CAMPAIGN', ${campaign.type}, ${campaignId}, r.email,
+             ${campaign.from_email}, ${campaign.from_name}, ${campaign.reply_to}, ${campaign.subject}, ${campaign.body},
+             '<' || r.id || '@' || ${domain} || '>'
+      FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email
+            FROM contacts c
+            WHERE c.project_id = ${campaign.project_id} AND (${audience}) ${marketing}) r
+      ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
+      RETURNING id`.execute(trx);
+    const ids = rows.map((r) => r.id);
+    for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
+      await enqueueEmails(trx, ids.slice(i, i + ENQUEUE_CHUNK), { priority: JobPriority.campaign });
+    }
+    const done = ids.length === 0;
+    await trx
+      .updateTable('campaigns')
+      .set({ total_recipients: ids.length, updated_at: sql`now()`, ...(done && { status: 'SENT', sent_at: sql`now()` }) })
+      .where('id', '=', campaignId)
+      .execute();
+    if (!done) await enqueueCompletionCheck(trx, campaignId);
+    return { kind: 'materialised', recipients: ids.length };
+  });
+}
+
+/**
+ * SENDING → SENT for the given campaigns (or every SENDING campaign) whose emails are all
+ * finished (SENT or later, FAILED or CANCELLED). A campaign whose recipients are not
+ * materialised yet has no email rows and is left alone. Returns the ids completed.
+ */
+export async function completeFinishedCampaigns(db: Db, campaignIds?: readonly string[]): Promise<string[]> {
+  const only = campaignIds ? sql`AND c.id = ANY(${campaignIds}::uuid[])` : sql``;
+  const { rows } = await sql<{ id: string }>`
+    UPDATE campaigns c SET status = 'SENT', sent_at = now(), updated_at = now()
+    WHERE c.status = 'SENDING' ${only}
+      AND EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = c.id)
+      AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = c.id AND e.status IN ('PENDING', 'SENDING'))
+    RETURNING c.id`.execute(db);
+  return rows.map((r) => r.id);
+}
+
+/** The campaign-complete job: SENT when finished; 'pending' when it must look again. */
+export async function checkCampaignCompletion(db: Kysely<Database>, campaignId: string): Promise<'sent' | 'pending' | 'not-sending'> {
+  if ((await completeFinishedCampaigns(db, [campaignId])).length > 0) return 'sent';
+  const row = await db.selectFrom('campaigns').select('status').where('id', '=', campaignId).executeTakeFirst();
+  return row?.status === 'SENDING' ? 'pending' : 'not-sending';
+}
+
+/**
+ * The cron sweep (every minute): completes finished SENDING campaigns, and re-enqueues the
+ * start job of SENDING campaigns not yet materialised and of SCHEDULED campaigns overdue by a
+ * minute (both normally impossible: the jobs are written with the state; this is the net
+ * under a lost job). Job keys make a re-enqueue of a live job harmless.
+ */
+export async function sweepCampaigns(db: Kysely<Database>): Promise<{ completed: number; restarted: number }> {
+  const completed = await completeFinishedCampaigns(db);
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(graphile_worker.add_job(${Tasks.campaignSend}, json_build_object('campaignId', c.id::text),
+             job_key := 'campaign-send:' || c.id::text, priority := ${JobPriority.campaign}::int))::int AS n
+    FROM campaigns c
+    WHERE (c.status = 'SENDING' AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = c.id))
+       OR (c.status = 'SCHEDULED' AND c.scheduled_for < now() - interval '1 minute')`.execute(db);
+  return { completed: completed.length, restarted: rows[0]?.n ?? 0 };
+}
+
+/** Every email of the campaign not handed to the relay yet becomes CANCELLED, in one statement. */
+export async function cancelPendingEmails(trx: Db, campaignId: string): Promise<number> {
+  const result = await trx
+    .updateTable('emails')
+    .set({ status: 'CANCELLED', error: 'Not sent: the campaign was cancelled', updated_at: sql`now()` })
+    .where('campaign_id', '=', campaignId)
+    .where('status', '=', 'PENDING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -1,0 +1,141 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database, TrackingMode } from '../../db/schema.js';
+import { ApiError, ErrorCode, notFound } from '../../http/errors.js';
+import { JobPriority } from '../../jobs/queue.js';
+import type { Tokens } from '../../lib/tokens.js';
+import { isUuid } from '../../lib/uuid.js';
+import { subscriptionUrls } from '../../mail/compliance.js';
+import { renderTemplate } from '../../mail/render.js';
+import { domainOf } from '../domains/sender.js';
+import { allocateEmailIds, enqueueEmails, insertEmails } from '../emails/emails.repo.js';
+import { findCampaignById, findContactByEmail } from './campaigns.repo.js';
+import type { Campaign, SendCampaignAnswer, TestSendAnswer } from './campaigns.schema.js';
+import { checkSender, findCampaignOr404, withCounts } from './campaigns.service.js';
+import { cancelPendingEmails, enqueueCampaignStart, removeCampaignStart } from './fanout.js';
+import { assertTransition, CampaignAction } from './state.js';
+
+type Db = Kysely<Database>;
+
+/** `scheduledFor` as the spec takes it: omitted/null = now; anything `new Date()` parses; otherwise 400. */
+export function parseScheduledFor(value: unknown): Date | null {
+  if (value === undefined || value === null) return null;
+  const date = typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined;
+  if (!date || Number.isNaN(date.getTime())) {
+    throw new ApiError(400, ErrorCode.BAD_REQUEST, 'scheduledFor is not a date: send an ISO 8601 date-time, or omit it to send now');
+  }
+  return date;
+}
+
+/**
+ * POST /campaigns/:id/send, only from DRAFT (409 otherwise); the sender domain is checked
+ * again (403). Immediate: DRAFT → SENDING with the campaign-send job (fan-out) in the same
+ * transaction. Scheduled: DRAFT → SCHEDULED with the job at `scheduledFor` (a time in the
+ * past is kept as given and the job runs at once, so the campaign starts within seconds).
+ */
+export async function sendCampaign(db: Db, projectId: string, id: string, scheduledFor: unknown): Promise<SendCampaignAnswer> {
+  const when = parseScheduledFor(scheduledFor);
+  const current = await findCampaignOr404(db, projectId, id);
+  assertTransition(current.status, CampaignAction.send);
+  await checkSender(db, projectId, current.from_email);
+  const row = await db.transaction().execute(async (trx) => {
+    const locked = await findCampaignById(trx, projectId, id, { forUpdate: true });
+    if (!locked) throw notFound('Campaign');
+    assertTransition(locked.status, CampaignAction.send);
+    const updated = await trx
+      .updateTable('campaigns')
+      .set({ status: when ? 'SCHEDULED' : 'SENDING', scheduled_for: when, updated_at: sql`now()` })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await enqueueCampaignStart(trx, id, when ?? undefined);
+    return updated;
+  });
+  const scheduled = row.scheduled_for?.toISOString() ?? null;
+  return {
+    success: true,
+    data: { id: row.id, name: row.name, status: row.status, scheduledFor: scheduled },
+    message: scheduled ? `Campaign scheduled for ${scheduled}` : 'Campaign is being sent',
+  };
+}
+
+/**
+ * SCHEDULED or SENDING → CANCELLED (409 otherwise). In one transaction: the state, the
+ * emails not handed to the relay yet (PENDING → CANCELLED, one statement; delivery skips
+ * them) and the scheduled start job (removed; a start already running finds CANCELLED).
+ */
+export async function cancelCampaign(db: Db, projectId: string, id: string): Promise<Campaign> {
+  if (!isUuid(id)) throw notFound('Campaign');
+  const row = await db.transaction().execute(async (trx) => {
+    const locked = await findCampaignById(trx, projectId, id, { forUpdate: true });
+    if (!locked) throw notFound('Campaign');
+    assertTransition(locked.status, CampaignAction.cancel);
+    const updated = await trx
+      .updateTable('campaigns')
+      .set({ status: 'CANCELLED', cancelled_at: sql`now()`, updated_at: sql`now()` })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await cancelPendingEmails(trx, id);
+    await removeCampaignStart(trx, id);
+    return updated;
+  });
+  const [campaign] = await withCounts(db, [row]);
+  if (!campaign) throw notFound('Campaign');
+  return campaign;
+}
+
+export interface TestSendDeps {
+  db: Db;
+  tokens: Tokens;
+  publicUrl: string;
+}
+
+/**
+ * POST /campaigns/:id/test: one email to `to`, rendered now with the data of the project's
+ * contact of that address (if any; no contact is created), source TEST, at transactional
+ * priority. It carries no campaign_id: it neither counts in the stats nor takes the contact's
+ * one campaign email.
+ */
+export async function testSendCampaign(
+  deps: TestSendDeps,
+  input: { projectId: string; tracking: TrackingMode; id: string; to: string },
+): Promise<TestSendAnswer> {
+  const { db } = deps;
+  const campaign = await findCampaignOr404(db, input.projectId, input.id);
+  await checkSender(db, input.projectId, campaign.from_email);
+  const to = input.to.toLowerCase();
+  const contact = await findContactByEmail(db, input.projectId, to);
+  const emailId = await db.transaction().execute(async (trx) => {
+    const [id = ''] = await allocateEmailIds(trx, 1);
+    const urls = subscriptionUrls(
+      { emailId: id, projectId: input.projectId, contactId: contact?.id ?? null, type: campaign.type, tracking: input.tracking },
+      deps,
+    );
+    const vars = { ...(contact?.data ?? {}), email: to, ...urls };
+    await insertEmails(trx, [
+      {
+        id,
+        projectId: input.projectId,
+        contactId: contact?.id ?? null,
+        source: 'TEST',
+        type: campaign.type,
+        templateId: null,
+        toEmail: to,
+        toName: null,
+        fromEmail: campaign.from_email,
+        fromName: campaign.from_name,
+        replyTo: campaign.reply_to,
+        subject: renderTemplate(campaign.subject, vars, { escape: false }).replace(/[\r\n]+/g, ' '),
+        html: renderTemplate(campaign.body, vars, { escape: true }),
+        headers: {},
+        attachmentSetId: null,
+        messageId: `<${id}@${domainOf(campaign.from_email)}>`,
+        status: 'PENDING',
+        error: null,
+      },
+    ]);
+    await enqueueEmails(trx, [id], { priority: JobPriority.transactional });
+    return id;
+  });
+  return { success: true, data: { emailId, email: to }, message: `Test email queued for ${to}` };
+}

@@ -1,0 +1,75 @@
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { compileCondition, ConditionTreeSchema } from '../../conditions/index.js';
+import type { Database, SegmentRow } from '../../db/schema.js';
+import { countContacts, countMembers, memberOf, segmentSlug, setMemberCount } from './segments.repo.js';
+import type { ComputeResult } from './segments.schema.js';
+
+/**
+ * The live membership of a segment as a condition over contacts `c`: DYNAMIC → its compiled
+ * condition, STATIC → its member rows. A stored condition that no longer parses matches nobody.
+ */
+export async function membershipCondition(db: Kysely<Database>, seg: SegmentRow): Promise<RawBuilder<SqlBool>> {
+  if (seg.type === 'STATIC') return memberOf(seg.id);
+  const tree = ConditionTreeSchema.safeParse(seg.condition);
+  if (!tree.success) return sql<SqlBool>`FALSE`;
+  return compileCondition(db, seg.project_id, tree.data, 'c');
+}
+
+/** POST /segments/:id/refresh: counts the live members and caches the count. No events, no member rows. */
+export async function refreshSegmentCount(db: Kysely<Database>, seg: SegmentRow): Promise<number> {
+  const count = seg.type === 'STATIC' ? await countMembers(db, seg.id) : await countContacts(db, seg.project_id, await membershipCondition(db, seg));
+  await setMemberCount(db, seg.id, count);
+  return count;
+}
+
+/**
+ * Recomputes a tracked DYNAMIC segment, set-based: leavers are deleted from segment_members and
+ * get a `segment.<slug>.exit` event, newcomers are inserted and get `segment.<slug>.entry` (one
+ * statement each). Computations of one segment are serialised by a transaction-scoped advisory
+ * lock on its id, and each statement runs on a fresh READ COMMITTED snapshot taken after the
+ * lock, so a change is recorded exactly once however many computes race. Untracked or STATIC
+ * segments only get their count refreshed (entered = exited = 0). Undefined: segment gone.
+ */
+export async function computeSegment(db: Kysely<Database>, projectId: string, segmentId: string): Promise<ComputeResult | undefined> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`segment:${segmentId}`}, 0))`.execute(trx);
+    const seg = await trx.selectFrom('segments').selectAll().where('project_id', '=', projectId).where('id', '=', segmentId).executeTakeFirst();
+    if (!seg) return undefined;
+    if (seg.type !== 'DYNAMIC' || !seg.track_membership) {
+      return { memberCount: await refreshSegmentCount(trx, seg), entered: 0, exited: 0 };
+    }
+    const where = await membershipCondition(trx, seg);
+    const slug = segmentSlug(seg.name);
+    const payload = JSON.stringify({ segmentId: seg.id, segmentName: seg.name });
+    const exited = await sql<{ n: string }>`
+      WITH left_members AS (
+        DELETE FROM segment_members sm
+        WHERE sm.segment_id = ${seg.id}::uuid
+          AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.id = sm.contact_id AND c.project_id = ${projectId}::uuid AND ${where})
+        RETURNING sm.contact_id),
+      ev AS (
+        INSERT INTO events (project_id, contact_id, name, data)
+        SELECT ${projectId}::uuid, contact_id, ${`segment.${slug}.exit`}, ${payload}::jsonb FROM left_members
+        RETURNING 1)
+      SELECT count(*) AS n FROM ev`.execute(trx);
+    const entered = await sql<{ n: string }>`
+      WITH joined AS (
+        INSERT INTO segment_members (segment_id, contact_id)
+        SELECT ${seg.id}::uuid, c.id FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${where}
+        ON CONFLICT DO NOTHING
+        RETURNING contact_id),
+      ev AS (
+        INSERT INTO events (project_id, contact_id, name, data)
+        SELECT ${projectId}::uuid, contact_id, ${`segment.${slug}.entry`}, ${payload}::jsonb FROM joined
+        RETURNING 1)
+      SELECT count(*) AS n FROM ev`.execute(trx);
+    const memberCount = await countMembers(trx, seg.id);
+    await setMemberCount(trx, seg.id, memberCount, true);
+    return { memberCount, entered: Number(entered.rows[0]?.n ?? 0), exited: Number(exited.rows[0]?.n ?? 0) };
+  });
+}
+
+/** Tracked DYNAMIC segments of every project (the cron fans out one job per segment). */
+export async function trackedSegmentIds(db: Kysely<Database>): Promise<{ id: string; project_id: string }[]> {
+  return db.selectFrom('segments').select(['id', 'project_id']).where('type', '=', 'DYNAMIC').where('track_membership', '=', true).execute();
+}

@@ -1,0 +1,110 @@
+import type { Kysely } from 'kysely';
+import { validateCondition } from '../../conditions/index.js';
+import type { Database, SegmentRow } from '../../db/schema.js';
+import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
+import { rowToContact } from '../contacts/contacts.repo.js';
+import { computeSegment, membershipCondition, refreshSegmentCount } from './compute.js';
+import {
+  activeCampaignsUsing,
+  clearMembers,
+  deleteSegment,
+  findSegment,
+  insertSegment,
+  listSegments,
+  pageContacts,
+  rowToSegment,
+  segmentsReferencing,
+  updateSegment,
+} from './segments.repo.js';
+import type { ComputeResult, CreateSegmentBody, MemberPage, MembersQuery, Segment, UpdateSegmentBody } from './segments.schema.js';
+
+const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export async function requireSegment(db: Kysely<Database>, projectId: string, id: string, lock = false): Promise<SegmentRow> {
+  const seg = await findSegment(db, projectId, id, lock);
+  if (!seg) throw notFound('Segment');
+  return seg;
+}
+
+/** DYNAMIC needs an object condition (legacy 400 otherwise), validated (422); STATIC ignores it. */
+export async function createSegment(db: Kysely<Database>, projectId: string, body: CreateSegmentBody): Promise<Segment> {
+  const type = body.type ?? 'DYNAMIC';
+  let condition: object | null = null;
+  if (type === 'DYNAMIC') {
+    if (!isObject(body.condition)) throw new LegacyBadRequest('Condition is required for dynamic segments');
+    condition = await validateCondition(db, projectId, body.condition, 'condition');
+  }
+  const row = await insertSegment(db, {
+    projectId,
+    name: body.name,
+    description: body.description ?? '',
+    type,
+    condition,
+    trackMembership: body.trackMembership ?? false,
+  });
+  return rowToSegment(row);
+}
+
+export async function getSegments(db: Kysely<Database>, projectId: string): Promise<Segment[]> {
+  return (await listSegments(db, projectId)).map(rowToSegment);
+}
+
+export async function getSegment(db: Kysely<Database>, projectId: string, id: string): Promise<Segment> {
+  return rowToSegment(await requireSegment(db, projectId, id));
+}
+
+/**
+ * A condition is accepted on DYNAMIC segments only (409 on STATIC) and validated with the segment
+ * as `selfId` (no cycles). A DYNAMIC segment that stops tracking drops its member rows.
+ */
+export async function patchSegment(db: Kysely<Database>, projectId: string, id: string, body: UpdateSegmentBody): Promise<Segment> {
+  const seg = await requireSegment(db, projectId, id);
+  let condition: object | undefined;
+  if (body.condition !== undefined) {
+    if (seg.type === 'STATIC') throw conflict('A STATIC segment has no condition: manage its members instead', { type: seg.type });
+    condition = await validateCondition(db, projectId, body.condition, 'condition', { selfId: seg.id });
+  }
+  return db.transaction().execute(async (trx) => {
+    const row = await updateSegment(trx, projectId, seg.id, { ...body, condition });
+    if (!row) throw notFound('Segment');
+    if (row.type === 'DYNAMIC' && seg.track_membership && !row.track_membership) await clearMembers(trx, row.id);
+    return rowToSegment(row);
+  });
+}
+
+/** 409 while an active campaign or another segment uses it; draft/finished campaigns are detached. */
+export async function removeSegment(db: Kysely<Database>, projectId: string, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const seg = await requireSegment(trx, projectId, id, true);
+    const campaigns = await activeCampaignsUsing(trx, projectId, seg.id);
+    if (campaigns.length > 0) {
+      throw conflict('The segment is used by a scheduled or sending campaign', { campaigns: campaigns.map((c) => c.id) });
+    }
+    const segments = await segmentsReferencing(trx, projectId, seg.id);
+    if (segments.length > 0) {
+      throw conflict("Other segments' conditions reference this segment", { segments: segments.map((s) => s.id) });
+    }
+    await deleteSegment(trx, projectId, seg.id);
+  });
+}
+
+/** Live members (DYNAMIC: the compiled condition; STATIC: member rows), newest contact first. */
+export async function listMembers(db: Kysely<Database>, projectId: string, id: string, query: MembersQuery): Promise<MemberPage> {
+  const seg = await requireSegment(db, projectId, id);
+  const where = await membershipCondition(db, seg);
+  const { rows, total } = await pageContacts(db, projectId, where, { limit: query.pageSize, offset: (query.page - 1) * query.pageSize });
+  return { data: rows.map(rowToContact), page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) };
+}
+
+export async function computeMembers(db: Kysely<Database>, projectId: string, id: string): Promise<ComputeResult> {
+  const seg = await requireSegment(db, projectId, id);
+  const result = await computeSegment(db, projectId, seg.id);
+  if (!result) throw notFound('Segment');
+  return result;
+}
+
+export async function refreshCount(db: Kysely<Database>, projectId: string, id: string): Promise<Segment> {
+  const seg = await requireSegment(db, projectId, id);
+  const memberCount = await refreshSegmentCount(db, seg);
+  return rowToSegment({ ...seg, member_count: memberCount });
+}
