@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, TrackingMode } from '../../db/schema.js';
-import { ApiError, ErrorCode, notFound } from '../../http/errors.js';
+import { ApiError, ErrorCode, notFound, validationError } from '../../http/errors.js';
 import { JobPriority } from '../../jobs/queue.js';
 import type { Tokens } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
@@ -36,6 +36,10 @@ export async function sendCampaign(db: Db, projectId: string, id: string, schedu
   const when = parseScheduledFor(scheduledFor);
   const current = await findCampaignOr404(db, projectId, id);
   assertTransition(current.status, CampaignAction.send);
+  if (current.audience_type === 'SEGMENT' && !current.segment_id) {
+    // Its segment was deleted while the campaign was a draft (segments.service clears the link).
+    throw validationError([{ field: 'segmentId', message: 'The audience segment was deleted; choose another with PUT', code: 'invalid_type' }]);
+  }
   await checkSender(db, projectId, current.from_email);
   const row = await db.transaction().execute(async (trx) => {
     const locked = await findCampaignById(trx, projectId, id, { forUpdate: true });

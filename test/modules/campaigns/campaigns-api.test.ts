@@ -72,6 +72,18 @@ describe('POST /campaigns', () => {
     const filtered = await createCampaign(t, s, { audienceType: 'FILTERED', audienceCondition: PRO, segmentId: seg?.id });
     expect(filtered).toMatchObject({ audienceType: 'FILTERED', segmentId: null, audienceCondition: PRO });
   });
+
+  it('a DRAFT whose segment was deleted keeps no segment and refuses to send with 422', async () => {
+    const s = await sender(t);
+    const [seg] = await t.db.db.insertInto('segments').values({ project_id: s.project.id, name: 'gone', type: 'STATIC' }).returning('id').execute();
+    const draft = await createCampaign(t, s, { audienceType: 'SEGMENT', segmentId: seg?.id });
+    expect((await api(t.app, s.project, 'DELETE', `/segments/${seg?.id}`)).statusCode).toBe(204);
+    const after = await api(t.app, s.project, 'GET', `/campaigns/${draft.id}`);
+    expect(after.json().segmentId).toBeNull();
+    const send = await api(t.app, s.project, 'POST', `/campaigns/${draft.id}/send`, {});
+    expect(send.statusCode).toBe(422);
+    expect(send.json().error.errors[0].field).toBe('segmentId');
+  });
 });
 
 describe('GET /campaigns', () => {
