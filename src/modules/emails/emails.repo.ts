@@ -120,6 +120,7 @@ export interface DeliveryEmail {
   id: string;
   projectId: string;
   contactId: string | null;
+  source: EmailSource;
   type: EmailType;
   status: EmailStatus;
   toEmail: string;
@@ -144,7 +145,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     .selectFrom('emails as e')
     .innerJoin('projects as p', 'p.id', 'e.project_id')
     .select([
-      'e.id', 'e.project_id', 'e.contact_id', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
+      'e.id', 'e.project_id', 'e.contact_id', 'e.source', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
       'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.error', 'p.tracking', 'p.disabled',
     ])
     .where('e.id', '=', emailId)
@@ -154,6 +155,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     id: r.id,
     projectId: r.project_id,
     contactId: r.contact_id,
+    source: r.source,
     type: r.type,
     status: r.status,
     toEmail: r.to_email,
