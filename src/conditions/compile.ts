@@ -1,3 +1,4 @@
+import { likePattern } from '../db/query.js';
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import {
@@ -34,7 +35,7 @@ const or = (parts: Bool[]): Bool => (parts.length === 0 ? TRUE : parts.length ==
 const not = (e: Bool): Bool => sql<SqlBool>`NOT ${e}`;
 /** `now() - value units`; the value is bound, the unit a fixed literal. */
 const ago = (f: Filter) => sql`(now() - ${Number(f.value)}::double precision * interval ${sql.lit(UNIT_INTERVAL[f.unit ?? 'days'])})`;
-const likeAny = (v: unknown) => `%${String(v).replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+const likeAny = (v: unknown) => likePattern(String(v));
 const contains = (col: RawBuilder<unknown>, v: unknown) => sql<SqlBool>`COALESCE(${col} ILIKE ${likeAny(v)}, FALSE)`;
 
 async function compileTree(ctx: Ctx, tree: ConditionTree): Promise<Bool> {

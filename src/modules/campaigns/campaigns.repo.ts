@@ -1,3 +1,4 @@
+import { ilikeAny, NAME_DATE_SORT_KEYS } from '../../db/query.js';
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql, type Transaction, type Updateable } from 'kysely';
 import type { AudienceType, CampaignRow, CampaignsTable, CampaignStatus, Database, EmailType, StoredCondition } from '../../db/schema.js';
 import type { SortDir } from '../templates/templates.schema.js';
@@ -70,25 +71,16 @@ export interface CampaignFilter {
   search?: string;
 }
 
-const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 function filterWhere(projectId: string, filter: CampaignFilter) {
   return (eb: ExpressionBuilder<Database, 'campaigns'>) => {
     const conditions: Expression<SqlBool>[] = [eb('project_id', '=', projectId)];
     if (filter.status) conditions.push(eb('status', '=', filter.status));
-    if (filter.search) {
-      const p = likePattern(filter.search);
-      conditions.push(sql<SqlBool>`(name ILIKE ${p} ESCAPE '\\' OR subject ILIKE ${p} ESCAPE '\\' OR from_email ILIKE ${p} ESCAPE '\\')`);
-    }
+    if (filter.search) conditions.push(ilikeAny(['name', 'subject', 'from_email'], filter.search));
     return eb.and(conditions);
   };
 }
 
-const SORT_KEYS = {
-  createdAt: sql`created_at`,
-  updatedAt: sql`updated_at`,
-  name: sql`lower(name)`,
-} as const satisfies Record<CampaignSort, unknown>;
+const SORT_KEYS = NAME_DATE_SORT_KEYS satisfies Record<CampaignSort, unknown>;
 
 export async function listCampaignPage(
   db: Db,

@@ -1,3 +1,4 @@
+import { likePattern } from '../../db/query.js';
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { ContactRow, Database, DataValue } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -32,7 +33,6 @@ export type ContactPosition = { sort: 'createdAt'; createdAt: string; id: string
 export type ListedContactRow = ContactRow & { created_key: string };
 
 /** `\`, `%` and `_` escaped, so the search is a literal substring. */
-const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 function filterWhere(projectId: string, filter: ContactFilter) {
   return (eb: ExpressionBuilder<Database, 'contacts'>) => {

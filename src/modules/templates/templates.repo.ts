@@ -1,3 +1,4 @@
+import { ilikeAny, NAME_DATE_SORT_KEYS } from '../../db/query.js';
 import { type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, sql, type Updateable } from 'kysely';
 import type { Database, TemplatesTable } from '../../db/schema.js';
 import { type SortDir, type Template, TEMPLATE_LIMITS, type TemplateSort, type TemplateType } from './templates.schema.js';
@@ -40,27 +41,17 @@ export interface TemplateFilter {
   search?: string;
 }
 
-/** `\`, `%` and `_` escaped, so the search is a literal substring. */
-const likePattern = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 function filterWhere(projectId: string, filter: TemplateFilter) {
   return (eb: ExpressionBuilder<Database, 'templates'>) => {
     const conditions: Expression<SqlBool>[] = [eb('project_id', '=', projectId)];
     if (filter.type) conditions.push(eb('type', '=', filter.type));
-    if (filter.search) {
-      const p = likePattern(filter.search);
-      conditions.push(sql<SqlBool>`(name ILIKE ${p} ESCAPE '\\' OR description ILIKE ${p} ESCAPE '\\' OR subject ILIKE ${p} ESCAPE '\\')`);
-    }
+    if (filter.search) conditions.push(ilikeAny(['name', 'description', 'subject'], filter.search));
     return eb.and(conditions);
   };
 }
 
-/** Sort keys; names compare case-insensitively (the database collation may be C), the id breaks ties. */
-const SORT_KEYS = {
-  createdAt: sql`created_at`,
-  updatedAt: sql`updated_at`,
-  name: sql`lower(name)`,
-} as const satisfies Record<TemplateSort, unknown>;
+/** Sort keys; names compare case-insensitively, the id breaks ties. */
+const SORT_KEYS = NAME_DATE_SORT_KEYS satisfies Record<TemplateSort, unknown>;
 
 /**
  * One page, OFFSET-based (the spec's page list). The id tie-breaker makes the order total, so
