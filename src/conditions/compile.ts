@@ -58,7 +58,8 @@ async function compileFilter(ctx: Ctx, f: Filter): Promise<Bool> {
     case 'subscribed':
       return f.operator === 'equals' ? sql`${ctx.c}.subscribed = ${f.value === true}` : sql`${ctx.c}.subscribed <> ${f.value === true}`;
     case 'date':
-      return dateCompare(sql`${ctx.c}.${sql.ref(ref.column)}`, f);
+      // createdAt/updatedAt are NOT NULL: compared bare, so (project_id, created_at) serves ranges.
+      return dateCompare(sql`${ctx.c}.${sql.ref(ref.column)}`, f, { nullable: false });
     case 'data':
       return dataFilter(ctx, ref.key, f);
     case 'event':
@@ -78,12 +79,18 @@ function emailFilter(ctx: Ctx, f: Filter): Bool {
   return not(contains(col, v));
 }
 
-/** A timestamptz expression compared by operator (ISO value) or by window (value + unit). */
-function dateCompare(col: RawBuilder<unknown>, f: Filter): Bool {
-  if (f.operator === 'within') return sql`COALESCE(${col} >= ${ago(f)}, FALSE)`;
-  if (f.operator === 'olderThan') return sql`COALESCE(${col} < ${ago(f)}, FALSE)`;
-  const op = COMPARE_SQL[f.operator as keyof typeof COMPARE_SQL];
-  return sql`COALESCE(${col} ${sql.raw(op)} ${String(f.value)}::timestamptz, FALSE)`;
+/**
+ * A timestamptz expression compared by operator (ISO value) or by window (value + unit). A
+ * nullable expression (a date in data) is wrapped so that NULL never reaches NOT(…).
+ */
+function dateCompare(col: RawBuilder<unknown>, f: Filter, opts: { nullable: boolean } = { nullable: true }): Bool {
+  const compared =
+    f.operator === 'within'
+      ? sql`${col} >= ${ago(f)}`
+      : f.operator === 'olderThan'
+        ? sql`${col} < ${ago(f)}`
+        : sql`${col} ${sql.raw(COMPARE_SQL[f.operator as keyof typeof COMPARE_SQL])} ${String(f.value)}::timestamptz`;
+  return opts.nullable ? sql`COALESCE(${compared}, FALSE)` : sql<SqlBool>`${compared}`;
 }
 
 /** The jsonb forms a value may be stored as (42 and "42"; true and "true"). */
