@@ -130,3 +130,14 @@ export const authPlugin = fp(
   },
   { name: 'auth', dependencies: ['@fastify/cookie'] },
 );
+
+/**
+ * The project of a request on a `secret` or `public` route (the auth hook always sets it
+ * there; the throw guards a route declared `none` by mistake).
+ */
+export function projectOf(request: FastifyRequest): ProjectContext {
+  if (!request.project) throw unauthorized('Missing API key: send "Authorization: Bearer <secret key (sk_…)>"');
+  return request.project;
+}
+
+export const projectIdOf = (request: FastifyRequest): string => projectOf(request).id;

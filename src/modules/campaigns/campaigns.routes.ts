@@ -1,8 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { projectOf } from '../../http/auth.js';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
-import type { ProjectContext } from '../../http/context.js';
-import { ApiError, ErrorCode } from '../../http/errors.js';
 import {
   Campaign,
   CAMPAIGN_BODY_LIMIT,
@@ -21,12 +20,6 @@ import {
 import { campaignStats, createCampaign, duplicateCampaign, getCampaign, listCampaigns, putCampaign, removeCampaign } from './campaigns.service.js';
 import { cancelCampaign, sendCampaign, testSendCampaign } from './lifecycle.js';
 
-/** The project of the request (routes here use the default `secret` auth, which always sets it). */
-function project(request: FastifyRequest): ProjectContext {
-  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"');
-  return request.project;
-}
-
 export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['Campaigns'];
@@ -34,7 +27,7 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   r.get('/campaigns', {
     schema: { tags, summary: 'Page list of campaigns, newest first by default', querystring: ListCampaignsQuery, response: { 200: CampaignList } },
-    handler: async (request) => listCampaigns(db, project(request).id, request.query),
+    handler: async (request) => listCampaigns(db, projectOf(request).id, request.query),
   });
 
   r.post('/campaigns', {
@@ -46,12 +39,12 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
       response: { 201: WrappedCampaign },
     },
     handler: async (request, reply) =>
-      reply.code(201).send({ success: true as const, data: await createCampaign(db, project(request).id, request.body) }),
+      reply.code(201).send({ success: true as const, data: await createCampaign(db, projectOf(request).id, request.body) }),
   });
 
   r.get('/campaigns/:id', {
     schema: { tags, summary: 'One campaign', params: CampaignIdParams, response: { 200: Campaign } },
-    handler: async (request) => getCampaign(db, project(request).id, request.params.id),
+    handler: async (request) => getCampaign(db, projectOf(request).id, request.params.id),
   });
 
   r.put('/campaigns/:id', {
@@ -63,13 +56,13 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
       body: UpdateCampaignBody,
       response: { 200: Campaign },
     },
-    handler: async (request) => putCampaign(db, project(request).id, request.params.id, request.body),
+    handler: async (request) => putCampaign(db, projectOf(request).id, request.params.id, request.body),
   });
 
   r.delete('/campaigns/:id', {
     schema: { tags, summary: 'Delete a campaign; 409 while SCHEDULED or SENDING', params: CampaignIdParams },
     handler: async (request, reply) => {
-      await removeCampaign(db, project(request).id, request.params.id);
+      await removeCampaign(db, projectOf(request).id, request.params.id);
       return reply.code(204).send();
     },
   });
@@ -82,7 +75,7 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
       response: { 201: WrappedCampaign },
     },
     handler: async (request, reply) =>
-      reply.code(201).send({ success: true as const, data: await duplicateCampaign(db, project(request).id, request.params.id) }),
+      reply.code(201).send({ success: true as const, data: await duplicateCampaign(db, projectOf(request).id, request.params.id) }),
   });
 
   r.post('/campaigns/:id/send', {
@@ -93,7 +86,7 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
       body: SendCampaignBody,
       response: { 200: SendCampaignAnswer },
     },
-    handler: async (request) => sendCampaign(db, project(request).id, request.params.id, request.body?.scheduledFor),
+    handler: async (request) => sendCampaign(db, projectOf(request).id, request.params.id, request.body?.scheduledFor),
   });
 
   r.post('/campaigns/:id/cancel', {
@@ -103,7 +96,7 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
       params: CampaignIdParams,
       response: { 200: Campaign },
     },
-    handler: async (request) => cancelCampaign(db, project(request).id, request.params.id),
+    handler: async (request) => cancelCampaign(db, projectOf(request).id, request.params.id),
   });
 
   r.post('/campaigns/:id/test', {
@@ -115,7 +108,7 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
       response: { 200: TestSendAnswer },
     },
     handler: async (request) => {
-      const p = project(request);
+      const p = projectOf(request);
       return testSendCampaign(
         { db, tokens: deps.tokens, publicUrl: deps.config.publicUrl },
         { projectId: p.id, tracking: p.tracking, id: request.params.id, to: request.body.email },
@@ -125,6 +118,6 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   r.get('/campaigns/:id/stats', {
     schema: { tags, summary: 'Counts and rates from the campaign\'s emails', params: CampaignIdParams, response: { 200: CampaignStats } },
-    handler: async (request) => campaignStats(db, project(request).id, request.params.id),
+    handler: async (request) => campaignStats(db, projectOf(request).id, request.params.id),
   });
 }

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode, validationError } from '../../http/errors.js';
 import { BulkBody, JobAccepted, JobIdParams, JobStatusBody } from './bulk.schema.js';
 import { BULK_STATUS_KINDS, type BulkKind, getJobStatus, queueBulkJob } from './bulk.service.js';
-import { projectIdOf } from './fields.routes.js';
+import { projectIdOf } from '../../http/auth.js';
 import { MAX_IMPORT_BYTES, storeImportUpload, tooLarge } from './import.service.js';
 import { JobKind } from './jobs.repo.js';
 

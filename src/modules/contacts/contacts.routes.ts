@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { projectIdOf } from '../../http/auth.js';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
-import { ApiError, ErrorCode, LegacyBadRequest } from '../../http/errors.js';
+import { LegacyBadRequest } from '../../http/errors.js';
 import {
   Contact,
   ContactIdParams,
@@ -15,12 +16,6 @@ import {
 } from './contacts.schema.js';
 import { getContact, listContacts, lookupContacts, patchContact, removeContact, upsertContact } from './contacts.service.js';
 
-/** The project of the request (routes here use the default `secret` auth, which always sets it). */
-function projectId(request: FastifyRequest): string {
-  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"');
-  return request.project.id;
-}
-
 export async function contactsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['Contacts'];
@@ -32,7 +27,7 @@ export async function contactsRoutes(app: FastifyInstance, deps: AppDeps): Promi
       querystring: ListContactsQuery,
       response: { 200: ContactList },
     },
-    handler: async (request) => listContacts(deps.db, projectId(request), request.query),
+    handler: async (request) => listContacts(deps.db, projectIdOf(request), request.query),
   });
 
   r.post('/contacts', {
@@ -45,7 +40,7 @@ export async function contactsRoutes(app: FastifyInstance, deps: AppDeps): Promi
     handler: async (request, reply) => {
       const { email, subscribed, data } = request.body;
       if (email === undefined) throw new LegacyBadRequest('Email is required');
-      const contact = await upsertContact(deps.db, projectId(request), { email, subscribed, data });
+      const contact = await upsertContact(deps.db, projectIdOf(request), { email, subscribed, data });
       return reply.code(contact._meta.isNew ? 201 : 200).send(contact);
     },
   });
@@ -57,12 +52,12 @@ export async function contactsRoutes(app: FastifyInstance, deps: AppDeps): Promi
       body: LookupBody,
       response: { 200: LookupResult },
     },
-    handler: async (request) => lookupContacts(deps.db, projectId(request), request.body.emails),
+    handler: async (request) => lookupContacts(deps.db, projectIdOf(request), request.body.emails),
   });
 
   r.get('/contacts/:id', {
     schema: { tags, summary: 'One contact', params: ContactIdParams, response: { 200: Contact } },
-    handler: async (request) => getContact(deps.db, projectId(request), request.params.id),
+    handler: async (request) => getContact(deps.db, projectIdOf(request), request.params.id),
   });
 
   r.patch('/contacts/:id', {
@@ -73,13 +68,13 @@ export async function contactsRoutes(app: FastifyInstance, deps: AppDeps): Promi
       body: UpdateContactBody,
       response: { 200: Contact },
     },
-    handler: async (request) => patchContact(deps.db, projectId(request), request.params.id, request.body),
+    handler: async (request) => patchContact(deps.db, projectIdOf(request), request.params.id, request.body),
   });
 
   r.delete('/contacts/:id', {
     schema: { tags, summary: 'Delete a contact and its events permanently', params: ContactIdParams },
     handler: async (request, reply) => {
-      await removeContact(deps.db, projectId(request), request.params.id);
+      await removeContact(deps.db, projectIdOf(request), request.params.id);
       return reply.code(204).send();
     },
   });

@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { projectIdOf } from '../../http/auth.js';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
-import { ApiError, ErrorCode } from '../../http/errors.js';
 import { JobAccepted } from './bulk.schema.js';
 import { FieldParams, FieldsList, FieldUsage, ValuesPage, ValuesQuery } from './fields.schema.js';
 import { deleteField, fieldUsage, listFields, listFieldValues } from './fields.service.js';
@@ -11,11 +11,6 @@ import { deleteField, fieldUsage, listFields, listFieldValues } from './fields.s
 export interface FieldsRoutesOptions extends AppDeps {
   /** Above this many contacts having the key, a field delete is a queued job. Default 10,000. */
   fieldDeleteJobThreshold?: number;
-}
-
-export function projectIdOf(request: FastifyRequest): string {
-  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key');
-  return request.project.id;
 }
 
 export async function fieldsRoutes(app: FastifyInstance, opts: FieldsRoutesOptions): Promise<void> {

@@ -1,17 +1,11 @@
+import { projectIdOf } from '../../http/auth.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
-import { ApiError, ErrorCode } from '../../http/errors.js';
 import { dkimSecretBox } from './dkim-keys.js';
 import { CreateDomainBody, Domain, DomainIdParams, ProjectIdParams } from './domains.schema.js';
 import { addDomain, type DomainLog, listProjectDomains, removeDomain, verifyDomainNow } from './domains.service.js';
-
-/** The project of the request (routes here use the default `secret` auth, which always sets it). */
-function projectId(request: FastifyRequest): string {
-  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"');
-  return request.project.id;
-}
 
 const requestLog =
   (request: FastifyRequest): DomainLog =>
@@ -30,7 +24,7 @@ export async function domainsRoutes(app: FastifyInstance, deps: AppDeps): Promis
       params: ProjectIdParams,
       response: { 200: z.array(Domain) },
     },
-    handler: async (request) => listProjectDomains(deps.db, projectId(request), request.params.projectId),
+    handler: async (request) => listProjectDomains(deps.db, projectIdOf(request), request.params.projectId),
   });
 
   r.post('/domains', {
@@ -43,7 +37,7 @@ export async function domainsRoutes(app: FastifyInstance, deps: AppDeps): Promis
       body: CreateDomainBody,
       response: { 201: Domain },
     },
-    handler: async (request, reply) => reply.code(201).send(await addDomain(deps.db, box, projectId(request), request.body.domain)),
+    handler: async (request, reply) => reply.code(201).send(await addDomain(deps.db, box, projectIdOf(request), request.body.domain)),
   });
 
   r.get('/domains/:id/verify', {
@@ -57,13 +51,13 @@ export async function domainsRoutes(app: FastifyInstance, deps: AppDeps): Promis
       response: { 200: Domain },
     },
     handler: async (request) =>
-      verifyDomainNow(deps, { projectId: projectId(request), id: request.params.id, log: requestLog(request) }),
+      verifyDomainNow(deps, { projectId: projectIdOf(request), id: request.params.id, log: requestLog(request) }),
   });
 
   r.delete('/domains/:id', {
     schema: { tags, summary: 'Remove a sender domain and its DKIM key', params: DomainIdParams },
     handler: async (request, reply) => {
-      await removeDomain(deps.db, projectId(request), request.params.id);
+      await removeDomain(deps.db, projectIdOf(request), request.params.id);
       return reply.code(204).send();
     },
   });

@@ -20,7 +20,7 @@ import {
   projectEventNames,
   projectEventStats,
 } from './events.service.js';
-import { projectIdOf } from './track.routes.js';
+import { projectIdOf } from '../../http/auth.js';
 
 /**
  * The dashboard's events routes (secret key or session + X-Project-Id). POST /events/track

@@ -1,16 +1,10 @@
+import { projectIdOf } from '../../http/auth.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
-import { ApiError, ErrorCode } from '../../http/errors.js';
 import { requestPath } from '../../http/idempotency.js';
 import { TrackBody, TrackResponse } from './events.schema.js';
 import { createTracker, isNotPerformed, type Tracker } from './track.service.js';
-
-/** The project of the caller, set by the auth hook on every key or session route. */
-export function projectIdOf(request: FastifyRequest): string {
-  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key');
-  return request.project.id;
-}
 
 /** Performs one track request through `tracker` (exported for tests with a tuned tracker). */
 export async function handleTrack(tracker: Tracker, request: FastifyRequest, body: TrackBody): Promise<TrackResponse> {

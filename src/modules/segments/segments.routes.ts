@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
-import { projectIdOf } from '../contacts/fields.routes.js';
+import { projectIdOf } from '../../http/auth.js';
 import { addStaticMembers, removeStaticMembers } from './members.service.js';
 import {
   AddMembersBody,

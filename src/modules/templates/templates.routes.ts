@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { projectIdOf } from '../../http/auth.js';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
-import { ApiError, ErrorCode, LegacyBadRequest } from '../../http/errors.js';
+import { LegacyBadRequest } from '../../http/errors.js';
 import {
   CreateTemplateBody,
   ListTemplatesQuery,
@@ -22,12 +23,6 @@ import {
   templateUsage,
 } from './templates.service.js';
 
-/** The project of the request (routes here use the default `secret` auth, which always sets it). */
-function projectId(request: FastifyRequest): string {
-  if (!request.project) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"');
-  return request.project.id;
-}
-
 export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['Templates'];
@@ -39,7 +34,7 @@ export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Prom
       querystring: ListTemplatesQuery,
       response: { 200: TemplateList },
     },
-    handler: async (request) => listTemplates(deps.db, projectId(request), request.query),
+    handler: async (request) => listTemplates(deps.db, projectIdOf(request), request.query),
   });
 
   r.post('/templates', {
@@ -53,14 +48,14 @@ export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Prom
     handler: async (request, reply) => {
       const { from, ...rest } = request.body;
       if (from === undefined) throw new LegacyBadRequest('From address is required');
-      const template = await createTemplate(deps.db, projectId(request), { ...rest, from });
+      const template = await createTemplate(deps.db, projectIdOf(request), { ...rest, from });
       return reply.code(201).send(template);
     },
   });
 
   r.get('/templates/:id', {
     schema: { tags, summary: 'One template', params: TemplateIdParams, response: { 200: Template } },
-    handler: async (request) => getTemplate(deps.db, projectId(request), request.params.id),
+    handler: async (request) => getTemplate(deps.db, projectIdOf(request), request.params.id),
   });
 
   r.patch('/templates/:id', {
@@ -72,13 +67,13 @@ export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Prom
       body: UpdateTemplateBody,
       response: { 200: Template },
     },
-    handler: async (request) => patchTemplate(deps.db, projectId(request), request.params.id, request.body),
+    handler: async (request) => patchTemplate(deps.db, projectIdOf(request), request.params.id, request.body),
   });
 
   r.delete('/templates/:id', {
     schema: { tags, summary: 'Delete a template (emails sent with it keep their rows)', params: TemplateIdParams },
     handler: async (request, reply) => {
-      await removeTemplate(deps.db, projectId(request), request.params.id);
+      await removeTemplate(deps.db, projectIdOf(request), request.params.id);
       return reply.code(204).send();
     },
   });
@@ -90,7 +85,7 @@ export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Prom
       params: TemplateIdParams,
       response: { 201: Template },
     },
-    handler: async (request, reply) => reply.code(201).send(await duplicateTemplate(deps.db, projectId(request), request.params.id)),
+    handler: async (request, reply) => reply.code(201).send(await duplicateTemplate(deps.db, projectIdOf(request), request.params.id)),
   });
 
   r.get('/templates/:id/usage', {
@@ -100,6 +95,6 @@ export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Prom
       params: TemplateIdParams,
       response: { 200: TemplateUsage },
     },
-    handler: async (request) => templateUsage(deps.db, projectId(request), request.params.id),
+    handler: async (request) => templateUsage(deps.db, projectIdOf(request), request.params.id),
   });
 }
