@@ -1,55 +1,20 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createProject, signUp, uniqueEmail } from '../helpers/accounts.js';
-import { createTestApp, TEST_SECRET, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { type CliResult, runCli as runCliIn } from '../helpers/cli.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let t: TestApp;
 let dataDir: string;
 
-/**
- * Runs the real CLI in a child process against the test database. `env` entries override the
- * defaults; an undefined value removes the variable.
- */
-function runCli(args: string[], opts: { env?: Record<string, string | undefined>; input?: string } = {}): Promise<CliResult> {
-  const merged: Record<string, string | undefined> = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DATABASE_URL: inject('databaseUrl'),
-    SECRET: TEST_SECRET,
-    LOG_LEVEL: 'silent',
-    DATA_DIR: dataDir,
-    ...opts.env,
-  };
-  const env = Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(opts.input ?? '');
-  });
-}
+/** The real CLI against the test database, with this file's DATA_DIR. */
+const runCli = (args: string[], opts: { env?: Record<string, string | undefined>; input?: string } = {}) =>
+  runCliIn(args, { dataDir, ...opts });
 
 /** The value of a `label: value` line. */
 function field(output: string, label: string): string {

@@ -1,23 +1,15 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recheckDomains } from '../../../src/modules/domains/domains.service.js';
 import { isVerifiedSender } from '../../../src/modules/domains/sender.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
-import { createTestApp, TEST_SECRET, type TestApp } from '../../helpers/app.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { type CliResult, runCli as runCliIn } from '../../helpers/cli.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let t: TestApp;
 let dns: TestDnsServer;
@@ -33,28 +25,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** `npm run admin -- <args>` in a child process, against the test database. */
-function runCli(args: string[]): Promise<CliResult> {
-  const env: Record<string, string> = { DATABASE_URL: inject('databaseUrl'), SECRET: TEST_SECRET, LOG_LEVEL: 'silent', DATA_DIR: dataDir };
-  for (const name of ['PATH', 'HOME']) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end();
-  });
-}
+const runCli = (args: string[]) => runCliIn(args, { dataDir });
 
 function expectOneErrorLine(res: CliResult, message: RegExp): void {
   expect(res.code, res.stderr).toBe(1);

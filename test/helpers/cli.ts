@@ -1,0 +1,46 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import { TEST_SECRET } from './app.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the real operator CLI (`src/cli/admin.ts`) in a child process against the test database,
+ * killed after 25 s. `env` entries override the defaults; an undefined value removes the variable.
+ */
+export function runCli(
+  args: string[],
+  opts: { dataDir: string; env?: Record<string, string | undefined>; input?: string },
+): Promise<CliResult> {
+  const merged: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: inject('databaseUrl'),
+    SECRET: TEST_SECRET,
+    LOG_LEVEL: 'silent',
+    DATA_DIR: opts.dataDir,
+    ...opts.env,
+  };
+  const env = Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
