@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApp } from '../../helpers/app.js';
-import { bearer, type TestProject } from '../../helpers/accounts.js';
+import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 
 export interface TemplateJson {
   id: string;
@@ -56,5 +56,18 @@ export function templateClient(t: TestApp) {
 
   const rowOf = (id: string) => t.db.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
 
-  return { call, verifyDomain, create, list, rowOf };
+  /** A fresh project with a verified sender domain, and a sender address on it. */
+  const setup = async (): Promise<{ project: TestProject; domain: string; from: string }> => {
+    const { project } = await newProject(t.app);
+    const domain = await verifyDomain(project);
+    return { project, domain, from: `news@${domain}` };
+  };
+
+  const countTemplates = async (projectId: string) =>
+    (await t.db.db.selectFrom('templates').select('id').where('project_id', '=', projectId).execute()).length;
+
+  return { call, verifyDomain, create, list, rowOf, setup, countTemplates };
 }
+
+/** An ISO 8601 UTC time with milliseconds, as the API answers. */
+export const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type TestProject } from '../../helpers/accounts.js';
+import { newProject } from '../../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
-import { templateClient, type TemplateJson } from './helpers.js';
+import { ISO_MS, templateClient, type TemplateJson } from './helpers.js';
 
 let t: TestApp;
 let c: ReturnType<typeof templateClient>;
@@ -13,17 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-/** A fresh project with a verified sender domain, and a valid create payload for it. */
-async function setup(): Promise<{ project: TestProject; domain: string; from: string }> {
-  const { project } = await newProject(t.app);
-  const domain = await c.verifyDomain(project);
-  return { project, domain, from: `news@${domain}` };
-}
-
-const countTemplates = async (projectId: string) =>
-  (await t.db.db.selectFrom('templates').select('id').where('project_id', '=', projectId).execute()).length;
+const setup = () => c.setup();
+const countTemplates = (projectId: string) => c.countTemplates(projectId);
 
 describe('DELETE /templates/:id', () => {
   it('answers 204 with an empty body; emails sent with it keep their rows', async () => {
