@@ -7,6 +7,7 @@ import * as m0003 from './migrations/0003_import_files.js';
 import * as m0004 from './migrations/0004_sending.js';
 import * as m0005 from './migrations/0005_segments_campaigns.js';
 import * as m0006 from './migrations/0006_events_covering_index.js';
+import * as m0007 from './migrations/0007_segment_counted_at.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0004_sending': m0004,
   '0005_segments_campaigns': m0005,
   '0006_events_covering_index': m0006,
+  '0007_segment_counted_at': m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

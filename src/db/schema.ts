@@ -267,6 +267,8 @@ export interface SegmentsTable {
   condition: ColumnType<StoredCondition | null, string | null | undefined, string | null>;
   track_membership: ColumnType<boolean, boolean | undefined, boolean>;
   member_count: ColumnType<number, number | undefined, number>;
+  /** When member_count was last counted (any path); a members page reuses a fresh count. */
+  counted_at: Date | null;
   computed_at: Date | null;
   created_at: Timestamp;
   updated_at: Timestamp;

@@ -18,7 +18,7 @@ export async function membershipCondition(db: Kysely<Database>, seg: SegmentRow)
 /** POST /segments/:id/refresh: counts the live members and caches the count. No events, no member rows. */
 export async function refreshSegmentCount(db: Kysely<Database>, seg: SegmentRow): Promise<number> {
   const count = seg.type === 'STATIC' ? await countMembers(db, seg.id) : await countContacts(db, seg.project_id, await membershipCondition(db, seg));
-  await setMemberCount(db, seg.id, count);
+  await setMemberCount(db, seg.id, count, { countedFor: seg.condition });
   return count;
 }
 
@@ -64,7 +64,7 @@ export async function computeSegment(db: Kysely<Database>, projectId: string, se
         RETURNING 1)
       SELECT count(*) AS n FROM ev`.execute(trx);
     const memberCount = await countMembers(trx, seg.id);
-    await setMemberCount(trx, seg.id, memberCount, true);
+    await setMemberCount(trx, seg.id, memberCount, { computed: true, countedFor: seg.condition });
     return { memberCount, entered: Number(entered.rows[0]?.n ?? 0), exited: Number(exited.rows[0]?.n ?? 0) };
   });
 }

@@ -125,19 +125,34 @@ export async function deleteSegment(trx: Transaction<Database>, projectId: strin
   await trx.deleteFrom('segments').where('project_id', '=', projectId).where('id', '=', id).execute();
 }
 
-/** One page of contacts matching `where` (newest first), with the total; both queries run in parallel. */
+/** One page of contacts matching `where`, newest first. */
 export async function pageContacts(
   db: Kysely<Database>,
   projectId: string,
   where: RawBuilder<SqlBool>,
   page: { limit: number; offset: number },
-): Promise<{ rows: ContactRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    sql<ContactRow>`SELECT c.* FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${where}
-      ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.limit} OFFSET ${page.offset}`.execute(db),
-    countContacts(db, projectId, where),
-  ]);
-  return { rows: rows.rows, total: count };
+): Promise<ContactRow[]> {
+  const { rows } = await sql<ContactRow>`SELECT c.* FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${where}
+    ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.limit} OFFSET ${page.offset}`.execute(db);
+  return rows;
+}
+
+/** How long a member count stays reusable by members pages (docs/conditions.md, "Members page total"). */
+export const COUNT_REUSE_SECONDS = 60;
+
+/**
+ * The segment's cached member count when it was counted less than COUNT_REUSE_SECONDS ago (by the
+ * database clock) and the segment has not been changed since; undefined otherwise.
+ */
+export async function reusableCount(db: Kysely<Database>, segmentId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('segments')
+    .select('member_count')
+    .where('id', '=', segmentId)
+    .where('counted_at', '>=', sql<Date>`updated_at`)
+    .where('counted_at', '>', sql<Date>`now() - make_interval(secs => ${COUNT_REUSE_SECONDS})`)
+    .executeTakeFirst();
+  return row?.member_count;
 }
 
 export async function countContacts(db: Kysely<Database>, projectId: string, where: RawBuilder<SqlBool>): Promise<number> {
@@ -154,12 +169,25 @@ export async function countMembers(db: Kysely<Database>, segmentId: string): Pro
   return Number(rows[0]?.n ?? 0);
 }
 
-export async function setMemberCount(db: Kysely<Database>, segmentId: string, count: number, computed = false): Promise<void> {
-  await db
+/**
+ * Caches a member count (and, for a compute, the compute time). With `countedFor`, the count was
+ * made for that condition: a segment whose condition changed meanwhile keeps its count.
+ */
+export async function setMemberCount(
+  db: Kysely<Database>,
+  segmentId: string,
+  count: number,
+  opts: { computed?: boolean; countedFor?: SegmentRow['condition'] } = {},
+): Promise<void> {
+  let q = db
     .updateTable('segments')
-    .set({ member_count: count, ...(computed && { computed_at: sql`now()` }) })
-    .where('id', '=', segmentId)
-    .execute();
+    .set({ member_count: count, counted_at: sql`now()`, ...(opts.computed && { computed_at: sql`now()` }) })
+    .where('id', '=', segmentId);
+  if (opts.countedFor !== undefined) {
+    const condition = opts.countedFor === null ? null : JSON.stringify(opts.countedFor);
+    q = q.where(sql<SqlBool>`condition IS NOT DISTINCT FROM ${condition}::jsonb`);
+  }
+  await q.execute();
 }
 
 /** Adds contacts as members; answers the ids that were not members yet. */

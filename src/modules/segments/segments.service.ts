@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder, SqlBool } from 'kysely';
 import { validateCondition } from '../../conditions/index.js';
 import type { Database, SegmentRow } from '../../db/schema.js';
 import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
@@ -7,13 +7,17 @@ import { computeSegment, membershipCondition, refreshSegmentCount } from './comp
 import {
   activeCampaignsUsing,
   clearMembers,
+  countMembers,
+  countContacts,
   deleteSegment,
   findSegment,
   insertSegment,
   listSegments,
   pageContacts,
+  reusableCount,
   rowToSegment,
   segmentsReferencing,
+  setMemberCount,
   updateSegment,
 } from './segments.repo.js';
 import type { ComputeResult, CreateSegmentBody, MemberPage, MembersQuery, Segment, UpdateSegmentBody } from './segments.schema.js';
@@ -88,12 +92,27 @@ export async function removeSegment(db: Kysely<Database>, projectId: string, id:
   });
 }
 
-/** Live members (DYNAMIC: the compiled condition; STATIC: member rows), newest contact first. */
+/**
+ * Live members (DYNAMIC: the compiled condition; STATIC: member rows), newest contact first. The
+ * total of a DYNAMIC segment is counted live and cached, unless a count younger than a minute
+ * exists for the segment as it is now (docs/conditions.md, "Members page total").
+ */
 export async function listMembers(db: Kysely<Database>, projectId: string, id: string, query: MembersQuery): Promise<MemberPage> {
   const seg = await requireSegment(db, projectId, id);
   const where = await membershipCondition(db, seg);
-  const { rows, total } = await pageContacts(db, projectId, where, { limit: query.pageSize, offset: (query.page - 1) * query.pageSize });
+  const [rows, total] = await Promise.all([
+    pageContacts(db, projectId, where, { limit: query.pageSize, offset: (query.page - 1) * query.pageSize }),
+    seg.type === 'DYNAMIC' ? dynamicTotal(db, seg, where) : countMembers(db, seg.id),
+  ]);
   return { data: rows.map(rowToContact), page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) };
+}
+
+async function dynamicTotal(db: Kysely<Database>, seg: SegmentRow, where: RawBuilder<SqlBool>): Promise<number> {
+  const cached = await reusableCount(db, seg.id);
+  if (cached !== undefined) return cached;
+  const count = await countContacts(db, seg.project_id, where);
+  await setMemberCount(db, seg.id, count, { countedFor: seg.condition });
+  return count;
 }
 
 export async function computeMembers(db: Kysely<Database>, projectId: string, id: string): Promise<ComputeResult> {

@@ -119,6 +119,27 @@ describe('members', () => {
     expect(page.data).toHaveLength(4);
     expect((await call(p, 'GET', `/segments/${seg.id}/contacts?pageSize=500`)).json<{ pageSize: number }>().pageSize).toBe(100);
   });
+  it('reuses a DYNAMIC total counted less than a minute ago for the segment as it is; rows stay live', async () => {
+    const { p, domain } = await fresh();
+    const seg = await create(p, { name: 'Subs', condition: tree({ field: 'subscribed', operator: 'equals', value: true }) });
+    type Page = { data: { email: string }[]; total: number };
+    const page = async () => (await call(p, 'GET', `/segments/${seg.id}/contacts?pageSize=100`)).json<Page>();
+    expect((await page()).total).toBe(10);
+    expect((await call(p, 'GET', `/segments/${seg.id}`)).json<SegmentJson>().memberCount).toBe(10); // cached by the page
+    await t.db.db.insertInto('contacts').values({ project_id: p.id, email: emailOf('zed', domain), subscribed: true }).execute();
+    let now = await page();
+    expect(now.data.map((c) => c.email)).toContain(emailOf('zed', domain)); // live rows
+    expect(now.total).toBe(10); // the count of a moment ago
+    await t.db.db.updateTable('segments').set({ counted_at: new Date(Date.now() - 61_000) }).where('id', '=', seg.id).execute();
+    expect((await page()).total).toBe(11); // older than a minute: counted again
+    await call(p, 'PATCH', `/segments/${seg.id}`, { condition: tree({ field: 'subscribed', operator: 'equals', value: false }) });
+    now = await page();
+    expect(now.total).toBe(now.data.length); // a changed segment is counted again
+    expect(now.total).not.toBe(11);
+    await t.db.db.updateTable('contacts').set({ subscribed: false }).where('project_id', '=', p.id).where('email', '=', emailOf('zed', domain)).execute();
+    const refreshed = (await call(p, 'POST', `/segments/${seg.id}/refresh`)).json<SegmentJson>().memberCount;
+    expect((await page()).total).toBe(refreshed); // refresh also feeds the page
+  });
   it('adds and removes STATIC members by email, creating missing ones on request', async () => {
     const { p, domain } = await fresh();
     const seg = await create(p, { name: 'Hand', type: 'STATIC' });
