@@ -6,6 +6,7 @@
 //
 //   DATA_DIR=/tmp/bench-seg npm start &   # the server under test
 //   node bench/segments.mjs --base http://127.0.0.1:8080 [--contacts 1000000] [--events 5000000]
+//   node bench/segments.mjs --base … --project <id>   # re-time a project seeded by an earlier run
 //
 // Connection URL: --url, else $DATABASE_URL, else $DATA_DIR/postgres.url (default /tmp/bench-seg).
 // random() is seeded (setseed), so the data is reproducible. Not a test: numbers depend on the machine.
@@ -33,46 +34,57 @@ const EVENTS = ['page_view', 'login', 'purchase', 'signup', 'add_to_cart', 'sear
 
 const db = new pg.Client({ connectionString: url, application_name: 'bench-segments' });
 await db.connect();
-const secret = key('sk_');
-const { rows: [project] } = await db.query('INSERT INTO projects (name, public_key, secret_key) VALUES ($1, $2, $3) RETURNING id',
-  [`bench segments ${nContacts}`, key('pk_'), secret]);
-const projectId = project.id;
-console.log(`project ${projectId}`);
-await db.query('SELECT setseed(0.42)');
-let t0 = performance.now();
-for (let from = 0; from < nContacts; from += chunk) {
-  const to = Math.min(nContacts, from + chunk) - 1;
-  // plan: 60% free / 30% pro / 10% enterprise; age: number, or (20%) a numeric string; country; score.
-  await db.query(`
-    INSERT INTO contacts (project_id, email, subscribed, data, created_at, updated_at)
-    SELECT $1, 'user' || i || '@bench' || (i % 5000) || '.example', random() < 0.9,
-      jsonb_strip_nulls(jsonb_build_object(
-        'plan', (ARRAY['free','free','free','free','free','free','pro','pro','pro','enterprise'])[1 + (i % 10)],
-        'age', CASE WHEN i % 5 = 0 THEN to_jsonb((18 + i % 60)::text) ELSE to_jsonb(18 + i % 60) END,
-        'country', (ARRAY['DE','FR','US','GB','ES','IT','NL','PL'])[1 + (i % 8)],
-        'score', CASE WHEN i % 3 = 0 THEN NULL ELSE to_jsonb(round((random() * 100)::numeric, 1)) END,
-        'company', CASE WHEN i % 4 = 0 THEN 'Company ' || (i % 997) END)),
-      now() - (i % 730) * interval '1 day', now() - (i % 30) * interval '1 day'
-    FROM generate_series($2::int, $3::int) AS i`, [projectId, from, to]);
+let projectId = arg('project');
+let secret;
+if (projectId) {
+  ({ rows: [{ secret_key: secret }] } = await db.query('SELECT secret_key FROM projects WHERE id = $1', [projectId]));
+  console.log(`project ${projectId} (seeded earlier)`);
+} else {
+  secret = key('sk_');
+  const { rows: [project] } = await db.query('INSERT INTO projects (name, public_key, secret_key) VALUES ($1, $2, $3) RETURNING id',
+    [`bench segments ${nContacts}`, key('pk_'), secret]);
+  projectId = project.id;
+  console.log(`project ${projectId}`);
+  await seed();
 }
-console.log(`contacts: ${Math.round(performance.now() - t0)} ms`);
-t0 = performance.now();
-await db.query(`CREATE TEMP TABLE ids AS SELECT row_number() OVER () AS n, id FROM contacts WHERE project_id = $1`, [projectId]);
-await db.query('CREATE INDEX ON ids (n)');
-for (let from = 0; from < nEvents; from += chunk) {
-  const to = Math.min(nEvents, from + chunk) - 1;
-  // Skewed: low-numbered contacts are more active; names weighted towards page_view.
-  await db.query(`
-    INSERT INTO events (project_id, contact_id, name, created_at)
-    SELECT $1, ids.id, g.name, g.at
-    FROM (SELECT 1 + floor(power(random(), 1.5) * $5)::bigint AS n,
-                 ($4::text[])[1 + floor(power(random(), 2) * 8)::int] AS name,
-                 now() - random() * interval '180 days' AS at
-          FROM generate_series($2::int, $3::int)) AS g
-    JOIN ids ON ids.n = g.n`, [projectId, from, to, EVENTS, nContacts]);
+
+async function seed() {
+  await db.query('SELECT setseed(0.42)');
+  let t0 = performance.now();
+  for (let from = 0; from < nContacts; from += chunk) {
+    const to = Math.min(nContacts, from + chunk) - 1;
+    // plan: 60% free / 30% pro / 10% enterprise; age: number, or (20%) a numeric string; country; score.
+    await db.query(`
+      INSERT INTO contacts (project_id, email, subscribed, data, created_at, updated_at)
+      SELECT $1, 'user' || i || '@bench' || (i % 5000) || '.example', random() < 0.9,
+        jsonb_strip_nulls(jsonb_build_object(
+          'plan', (ARRAY['free','free','free','free','free','free','pro','pro','pro','enterprise'])[1 + (i % 10)],
+          'age', CASE WHEN i % 5 = 0 THEN to_jsonb((18 + i % 60)::text) ELSE to_jsonb(18 + i % 60) END,
+          'country', (ARRAY['DE','FR','US','GB','ES','IT','NL','PL'])[1 + (i % 8)],
+          'score', CASE WHEN i % 3 = 0 THEN NULL ELSE to_jsonb(round((random() * 100)::numeric, 1)) END,
+          'company', CASE WHEN i % 4 = 0 THEN 'Company ' || (i % 997) END)),
+        now() - (i % 730) * interval '1 day', now() - (i % 30) * interval '1 day'
+      FROM generate_series($2::int, $3::int) AS i`, [projectId, from, to]);
+  }
+  console.log(`contacts: ${Math.round(performance.now() - t0)} ms`);
+  t0 = performance.now();
+  await db.query(`CREATE TEMP TABLE ids AS SELECT row_number() OVER () AS n, id FROM contacts WHERE project_id = $1`, [projectId]);
+  await db.query('CREATE INDEX ON ids (n)');
+  for (let from = 0; from < nEvents; from += chunk) {
+    const to = Math.min(nEvents, from + chunk) - 1;
+    // Skewed: low-numbered contacts are more active; names weighted towards page_view.
+    await db.query(`
+      INSERT INTO events (project_id, contact_id, name, created_at)
+      SELECT $1, ids.id, g.name, g.at
+      FROM (SELECT 1 + floor(power(random(), 1.5) * $5)::bigint AS n,
+                   ($4::text[])[1 + floor(power(random(), 2) * 8)::int] AS name,
+                   now() - random() * interval '180 days' AS at
+            FROM generate_series($2::int, $3::int)) AS g
+      JOIN ids ON ids.n = g.n`, [projectId, from, to, EVENTS, nContacts]);
+  }
+  console.log(`events: ${Math.round(performance.now() - t0)} ms`);
+  await db.query('VACUUM (ANALYZE) contacts, events');
 }
-console.log(`events: ${Math.round(performance.now() - t0)} ms`);
-await db.query('VACUUM (ANALYZE) contacts, events');
 
 async function call(method, url, body) {
   const started = performance.now();
@@ -109,16 +121,24 @@ const timed = async (label, n, fn) => {
 const seg = (await call('POST', '/segments', { name: 'Bench 3 filters', condition })).json;
 const refreshed = await timed('refresh (count) 3-filter segment', 5, () => call('POST', `/segments/${seg.id}/refresh`));
 console.log(`  memberCount ${refreshed.memberCount}`);
-await timed('members first page (pageSize 50)', 5, () => call('GET', `/segments/${seg.id}/contacts?pageSize=50`));
+// The page reuses a count younger than a minute (docs/conditions.md): time it both ways.
+await timed('members first page (pageSize 50), total counted live', 5, async () => {
+  await db.query('UPDATE segments SET counted_at = NULL WHERE id = $1', [seg.id]);
+  return call('GET', `/segments/${seg.id}/contacts?pageSize=50`);
+});
+await call('POST', `/segments/${seg.id}/refresh`);
+await timed('members first page (pageSize 50), total counted < 1 min ago', 5, () => call('GET', `/segments/${seg.id}/contacts?pageSize=50`));
 
 // Tracked: plan = pro (30%). First compute enters everyone; then ~10% of contacts change membership.
 const tracked = (await call('POST', '/segments', { name: 'Bench tracked', trackMembership: true,
   condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] } })).json;
 const first = await call('POST', `/segments/${tracked.id}/compute`);
 console.log(`compute (initial, all enter): ${first.ms} ms ${JSON.stringify(first.json)}`);
-// 5% of contacts become pro (join), 5% stop being pro (leave).
-await db.query(`UPDATE contacts SET data = data || '{"plan":"pro"}' WHERE project_id = $1 AND data @> '{"plan":"free"}' AND (hashtext(id::text) % 12) = 0`, [projectId]);
-await db.query(`UPDATE contacts SET data = data || '{"plan":"free"}' WHERE project_id = $1 AND data @> '{"plan":"pro"}' AND (hashtext(id::text) % 6) = 1`, [projectId]);
+// 5% of contacts become pro (1/12 of the 60% free: join), 5% stop being pro (1/6 of the 30% pro: leave);
+// disjoint hash ranges, so the second update never undoes the first.
+const joined = await db.query(`UPDATE contacts SET data = data || '{"plan":"pro"}' WHERE project_id = $1 AND data @> '{"plan":"free"}' AND (hashtext(id::text) & 1023) < 85`, [projectId]);
+const left = await db.query(`UPDATE contacts SET data = data || '{"plan":"free"}' WHERE project_id = $1 AND data @> '{"plan":"pro"}' AND (hashtext(id::text) & 1023) >= 853`, [projectId]);
+console.log(`changed: ${joined.rowCount} join, ${left.rowCount} leave`);
 await db.query('VACUUM (ANALYZE) contacts');
 const second = await call('POST', `/segments/${tracked.id}/compute`);
 console.log(`compute (~10% change): ${second.ms} ms ${JSON.stringify(second.json)}`);

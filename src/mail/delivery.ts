@@ -157,7 +157,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     if (email.status !== 'PENDING') return { kind: 'skipped', reason: `status is ${email.status}` };
     if (email.projectDisabled) return fail(email.id, 'Not sent: the project is disabled');
     // Campaign emails hold the campaign's templates: rendered now with the contact's current data.
-    const personal = email.source === 'CAMPAIGN' ? await personaliseCampaignEmail(db, email, deps) : undefined;
+    const personal = email.recipient ? await personaliseCampaignEmail(db, { ...email, recipient: email.recipient }, deps) : undefined;
     if (personal?.kind === 'cancelled') return { kind: 'skipped', reason: personal.reason };
     if (personal) email = { ...email, subject: personal.subject, html: personal.html };
 

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, EmailType, TrackingMode } from '../../db/schema.js';
+import type { CampaignRecipient } from '../emails/emails.repo.js';
 import type { Tokens } from '../../lib/tokens.js';
 import { subscriptionUrls } from '../../mail/compliance.js';
 import { renderTemplate } from '../../mail/render.js';
@@ -11,11 +12,12 @@ export const CAMPAIGN_CONTACT_GONE = 'Not sent: the contact was deleted before t
 export interface CampaignEmailRef {
   id: string;
   projectId: string;
-  contactId: string | null;
   type: EmailType;
   tracking: TrackingMode;
   subject: string;
   html: string;
+  /** The contact as read with the email at delivery (findEmailForDelivery). */
+  recipient: CampaignRecipient;
 }
 
 export type Personalised = { kind: 'render'; subject: string; html: string } | { kind: 'cancelled'; reason: string };
@@ -23,27 +25,20 @@ export type Personalised = { kind: 'render'; subject: string; html: string } | {
 /**
  * Campaign emails are stored with the campaign's subject and body templates (fan-out is one
  * INSERT … SELECT, no rendering per row); this renders one at delivery with the contact's
- * CURRENT data, its address and the subscription links. A MARKETING email to a contact who
- * unsubscribed since the fan-out, or to a deleted contact, is CANCELLED instead (only if still
- * PENDING: exactly once). Undefined for any other email (not from a campaign).
+ * CURRENT data (read with the email, no extra query), its address and the subscription links. A
+ * MARKETING email to a contact who unsubscribed since the fan-out, or to a deleted contact, is
+ * CANCELLED instead (only if still PENDING: exactly once).
  */
 export async function personaliseCampaignEmail(
   db: Kysely<Database>,
   email: CampaignEmailRef,
   deps: { tokens: Tokens; publicUrl: string },
-): Promise<Personalised | undefined> {
-  const row = await db
-    .selectFrom('emails as e')
-    .leftJoin('contacts as c', 'c.id', 'e.contact_id')
-    .select(['c.id as contact_id', 'c.email', 'c.data', 'c.subscribed'])
-    .where('e.id', '=', email.id)
-    .where('e.source', '=', 'CAMPAIGN')
-    .executeTakeFirst();
-  if (!row) return undefined;
+): Promise<Personalised> {
+  const row = email.recipient;
   let reason: string | undefined;
-  if (row.contact_id === null || row.email === null) reason = CAMPAIGN_CONTACT_GONE;
+  if (row.id === null || row.email === null) reason = CAMPAIGN_CONTACT_GONE;
   else if (email.type === 'MARKETING' && row.subscribed !== true) reason = CAMPAIGN_UNSUBSCRIBED;
-  if (reason !== undefined || row.email === null) {
+  if (reason !== undefined || row.id === null || row.email === null) {
     const why = reason ?? CAMPAIGN_CONTACT_GONE;
     await db
       .updateTable('emails')
@@ -54,7 +49,7 @@ export async function personaliseCampaignEmail(
     return { kind: 'cancelled', reason: why };
   }
   const urls = subscriptionUrls(
-    { emailId: email.id, projectId: email.projectId, contactId: row.contact_id, type: email.type, tracking: email.tracking },
+    { emailId: email.id, projectId: email.projectId, contactId: row.id, type: email.type, tracking: email.tracking },
     deps,
   );
   const vars = { ...(row.data ?? {}), email: row.email, ...urls };

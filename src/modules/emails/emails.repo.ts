@@ -138,19 +138,36 @@ export interface DeliveryEmail {
   error: string | null;
   tracking: TrackingMode;
   projectDisabled: boolean;
+  /**
+   * Campaign emails only: the recipient contact as it is now (read in the same query), for
+   * rendering at delivery. `id` null: the contact was deleted since the fan-out.
+   */
+  recipient?: CampaignRecipient;
+}
+
+export interface CampaignRecipient {
+  id: string | null;
+  email: string | null;
+  data: Record<string, unknown> | null;
+  subscribed: boolean | null;
 }
 
 export async function findEmailForDelivery(db: Db, emailId: string): Promise<DeliveryEmail | undefined> {
   const r = await db
     .selectFrom('emails as e')
     .innerJoin('projects as p', 'p.id', 'e.project_id')
+    // Only campaign emails are personalised at delivery: other emails never probe contacts.
+    .leftJoin('contacts as c', (j) => j.onRef('c.id', '=', 'e.contact_id').on('e.source', '=', 'CAMPAIGN'))
     .select([
       'e.id', 'e.project_id', 'e.contact_id', 'e.source', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
       'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.error', 'p.tracking', 'p.disabled',
+      'c.id as recipient_id', 'c.email as recipient_email', 'c.data as recipient_data', 'c.subscribed as recipient_subscribed',
     ])
     .where('e.id', '=', emailId)
     .executeTakeFirst();
   if (!r) return undefined;
+  const recipient: CampaignRecipient | undefined =
+    r.source === 'CAMPAIGN' ? { id: r.recipient_id, email: r.recipient_email, data: r.recipient_data, subscribed: r.recipient_subscribed } : undefined;
   return {
     id: r.id,
     projectId: r.project_id,
@@ -172,6 +189,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     error: r.error,
     tracking: r.tracking,
     projectDisabled: r.disabled,
+    ...(recipient && { recipient }),
   };
 }
 
