@@ -75,8 +75,9 @@ function emailFilter(ctx: Ctx, f: Filter): Bool {
   const v = String(f.value).trim().toLowerCase(); // emails are stored lower-cased
   if (f.operator === 'equals') return sql`${col} = ${v}`;
   if (f.operator === 'notEquals') return sql`${col} <> ${v}`;
-  if (f.operator === 'contains') return contains(col, v);
-  return not(contains(col, v));
+  // email is NOT NULL: bare ILIKE (no COALESCE), so the trigram index can serve it.
+  const like = sql<SqlBool>`${col} ILIKE ${likeAny(v)}`;
+  return f.operator === 'contains' ? like : not(like);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder, SqlBool } from 'kysely';
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { compileCondition as compile } from './compile.js';
 import type { ConditionTree } from './tree.js';
@@ -31,3 +31,10 @@ export async function compileCondition(
 ): Promise<RawBuilder<SqlBool>> {
   return compile(db, projectId, tree, alias);
 }
+
+/**
+ * True when the stored condition tree in `column` (jsonb) has a filter on `field` (`data.<key>`,
+ * `event.<name>`, …) at any depth: for usage reports of segments and campaign audiences.
+ */
+export const conditionUsesField = (column: RawBuilder<unknown>, field: string): RawBuilder<SqlBool> =>
+  sql<SqlBool>`jsonb_path_exists(${column}, '$.** ? (@.field == $f)', jsonb_build_object('f', ${field}::text))`;

@@ -67,6 +67,15 @@ export function templateVariables(template: string): string[] {
 }
 
 /**
+ * A PostgreSQL regular expression matching a use of `key` in a template (`{{key}}`,
+ * `{{ key ?? fallback }}`, `{{{key}}}`): usage reports search stored subjects and bodies with it.
+ */
+export function variableUsePattern(key: string): string {
+  const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return `\\{\\{\\{?\\s*${escaped}\\s*(\\?\\?|\\}\\})`;
+}
+
+/**
  * The plain-text part generated from an HTML body: links kept as "text [url]" (just the url
  * when it is the text), images dropped, lines wrapped at 78 characters, table cells on their
  * own lines (email layouts are tables: inline cells would glue words together).

@@ -1,4 +1,6 @@
+import { conditionUsesField } from '../../conditions/index.js';
 import { ilikeAny, NAME_DATE_SORT_KEYS } from '../../db/query.js';
+import { variableUsePattern } from '../../mail/render.js';
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql, type Transaction, type Updateable } from 'kysely';
 import type { AudienceType, CampaignRow, CampaignsTable, CampaignStatus, Database, EmailType, StoredCondition } from '../../db/schema.js';
 import type { SortDir } from '../templates/templates.schema.js';
@@ -202,4 +204,26 @@ export async function findContactByEmail(db: Db, projectId: string, email: strin
     .where('project_id', '=', projectId)
     .where('email', '=', email.toLowerCase())
     .executeTakeFirst();
+}
+
+/**
+ * Campaigns whose audience condition filters on `field` (`data.<key>`, `event.<name>`) or, with
+ * `variable`, whose subject or body uses `{{variable}}` — for the usage endpoints. Newest first.
+ */
+export async function campaignsUsing(db: Db, projectId: string, use: { field: string; variable?: string }): Promise<{ id: string; name: string }[]> {
+  return db
+    .selectFrom('campaigns')
+    .select(['id', 'name'])
+    .where('project_id', '=', projectId)
+    .where((eb) => {
+      const uses: Expression<SqlBool>[] = [conditionUsesField(sql.ref('audience_condition'), use.field)];
+      if (use.variable !== undefined) {
+        const pattern = variableUsePattern(use.variable);
+        uses.push(eb('subject', '~', pattern), eb('body', '~', pattern));
+      }
+      return eb.or(uses);
+    })
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
 }

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, DataValue } from '../../db/schema.js';
+import { variableUsePattern } from '../../mail/render.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -110,8 +111,7 @@ export async function removeKeyBatch(
 
 /** Templates of the project whose subject or body reference `{{key}}` (any tag form). */
 export async function findTemplatesUsingVariable(db: Db, projectId: string, key: string): Promise<{ id: string; name: string }[]> {
-  const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const pattern = `\\{\\{\\{?\\s*${escaped}\\s*(\\?\\?|\\}\\})`;
+  const pattern = variableUsePattern(key);
   return db
     .selectFrom('templates')
     .select(['id', 'name'])

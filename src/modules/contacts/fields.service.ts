@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { validationError } from '../../http/errors.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
+import { campaignsUsing } from '../campaigns/campaigns.repo.js';
 import { segmentsReferencingField } from '../segments/segments.repo.js';
 import { RESERVED_DATA_KEYS } from './data-rules.js';
 import {
@@ -98,15 +99,17 @@ export async function listFieldValues(
 
 /**
  * GET /contacts/fields/:field/usage: templates whose subject or body use `{{key}}`,
- * `{{key ?? …}}` or `{{{key}}}`. Segments, campaigns and workflows fill in as their modules arrive.
+ * `{{key ?? …}}` or `{{{key}}}`; segments whose condition filters on the field; campaigns that do
+ * either (audience condition, subject, body). Workflows: none until the workflows module exists.
  */
 export async function fieldUsage(db: Kysely<Database>, projectId: string, field: string): Promise<FieldUsage> {
   const name = parseFieldName(field);
-  const [templates, segments] = await Promise.all([
+  const [templates, segments, campaigns] = await Promise.all([
     findTemplatesUsingVariable(db, projectId, name.key),
     segmentsReferencingField(db, projectId, name.field),
+    campaignsUsing(db, projectId, { field: name.field, variable: name.key }),
   ]);
-  return { field: name.field, segments, campaigns: [], templates, workflows: [] };
+  return { field: name.field, segments, campaigns, templates, workflows: [] };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { notFound, validationError } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
+import { campaignsUsing } from '../campaigns/campaigns.repo.js';
 import { segmentsReferencingField } from '../segments/segments.repo.js';
 import { isProtectedEventName, isSystemEventName, RESERVED_EVENT_CODE } from './event-names.js';
 import {
@@ -111,8 +112,9 @@ export async function projectEventStats(db: Kysely<Database>, projectId: string,
  * here as those modules arrive; until then nothing can reference a name.
  */
 export async function eventNameUsage(db: Kysely<Database>, projectId: string, eventName: string): Promise<EventUsage> {
-  const segments = await segmentsReferencingField(db, projectId, `event.${eventName}`);
-  return { eventName, segments, campaigns: [], workflows: [] };
+  const field = `event.${eventName}`;
+  const [segments, campaigns] = await Promise.all([segmentsReferencingField(db, projectId, field), campaignsUsing(db, projectId, { field })]);
+  return { eventName, segments, campaigns, workflows: [] };
 }
 
 /** Deletes every event of a name; the service's own names are refused with 422 reserved_event. */

@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, type SqlBool, sql, type Transaction } from 'kysely';
+import { conditionUsesField } from '../../conditions/index.js';
 import type { ContactRow, Database, SegmentRow, SegmentType } from '../../db/schema.js';
 import type { Segment } from './segments.schema.js';
 
@@ -114,7 +115,7 @@ export async function segmentsReferencingField(db: Kysely<Database>, projectId: 
     .selectFrom('segments')
     .select(['id', 'name'])
     .where('project_id', '=', projectId)
-    .where(sql<SqlBool>`jsonb_path_exists(condition, '$.** ? (@.field == $f)', jsonb_build_object('f', ${field}::text))`)
+    .where(conditionUsesField(sql.ref('condition'), field))
     .orderBy('created_at', 'desc')
     .execute();
 }

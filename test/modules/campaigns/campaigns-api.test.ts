@@ -209,3 +209,27 @@ describe('PUT, DELETE and duplicate', () => {
     expect(res.statusCode).toBe(422);
   });
 });
+
+describe('usage endpoints', () => {
+  it('field and event usage name the campaigns whose audience, subject or body use them (newest first), per project', async () => {
+    const s = await sender(t);
+    const audience = {
+      logic: 'AND',
+      groups: [{ filters: [{ field: 'event.purchase', operator: 'triggeredWithin', value: 7, unit: 'days' }], conditions: PRO }],
+    };
+    const filtered = await createCampaign(t, s, { name: 'Filtered', subject: 'Hello', body: '<p>Hi</p>', audienceType: 'FILTERED', audienceCondition: audience });
+    const greeting = await createCampaign(t, s, { name: 'Greeting', subject: 'Hi {{ firstName ?? there }}', body: '<p>{{{signature}}}</p>' });
+    await createCampaign(t, s, { name: 'Plain', subject: 'Hello', body: '<p>{{firstNameX}}</p>' });
+    const usage = async (url: string) => (await api(t.app, s.project, 'GET', url)).json<{ campaigns: { id: string; name: string }[] }>().campaigns;
+    expect(await usage('/contacts/fields/plan/usage')).toEqual([{ id: filtered.id, name: 'Filtered' }]);
+    expect(await usage('/contacts/fields/data.firstName/usage')).toEqual([{ id: greeting.id, name: 'Greeting' }]);
+    expect(await usage('/contacts/fields/signature/usage')).toEqual([{ id: greeting.id, name: 'Greeting' }]);
+    expect(await usage('/events/purchase/usage')).toEqual([{ id: filtered.id, name: 'Filtered' }]);
+    expect(await usage('/events/signup/usage')).toEqual([]);
+    const copy = (await api(t.app, s.project, 'POST', `/campaigns/${filtered.id}/duplicate`)).json<{ data: Campaign }>().data;
+    expect((await usage('/events/purchase/usage')).map((c) => c.id)).toEqual([copy.id, filtered.id]);
+    const other = await sender(t);
+    const res = await api(t.app, other.project, 'GET', '/events/purchase/usage');
+    expect(res.json<{ campaigns: unknown[] }>().campaigns).toEqual([]);
+  });
+});
