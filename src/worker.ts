@@ -1,8 +1,10 @@
-import { Logger, run, type Runner } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type pg from 'pg';
 import type { Logger as Pino } from 'pino';
 import { createTaskList, CRONTAB } from './jobs/index.js';
 import type { JobDeps } from './jobs/deps.js';
+import { forget, startLiveness } from './jobs/liveness.js';
 
 /** Options of {@link startWorker}. */
 export interface WorkerOptions {
@@ -24,9 +26,19 @@ function workerLogger(log: Pino): Logger {
   });
 }
 
-/** Runs the graphile-worker job runner in this process; `stop()` waits for running jobs. */
+/**
+ * Runs the graphile-worker job runner in this process, with a heartbeat that lets the other
+ * workers release its jobs should it die without stopping (src/jobs/liveness.ts). `stop()` waits
+ * for running jobs.
+ */
 export async function startWorker(opts: WorkerOptions): Promise<Runner> {
-  return run({
+  // The pool id is what graphile-worker writes in locked_by: the heartbeat is recorded under it.
+  const events: WorkerEvents = new EventEmitter();
+  let poolId: string | undefined;
+  events.on('pool:create', ({ workerPool }) => {
+    poolId = workerPool.id;
+  });
+  const runner = await run({
     pgPool: opts.pool,
     taskList: createTaskList(opts.deps),
     crontab: opts.cron === false ? '' : CRONTAB,
@@ -38,5 +50,17 @@ export async function startWorker(opts: WorkerOptions): Promise<Runner> {
     noHandleSignals: true,
     pollInterval: 1000,
     logger: workerLogger(opts.log.child({ component: 'worker' })),
+    events,
   });
+  if (poolId === undefined) throw new Error('graphile-worker started no worker pool');
+  const id = poolId;
+  const liveness = startLiveness(opts.deps.db, id, opts.log.child({ component: 'worker', workerId: id }));
+  return {
+    ...runner,
+    async stop(reason) {
+      await liveness.stop();
+      await runner.stop(reason);
+      await forget(opts.deps.db, id);
+    },
+  };
 }

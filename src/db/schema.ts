@@ -111,6 +111,7 @@ export interface Database {
   segments: SegmentsTable;
   segment_members: SegmentMembersTable;
   campaigns: CampaignsTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -310,3 +311,12 @@ export interface CampaignsTable {
 
 export type SegmentRow = Selectable<SegmentsTable>;
 export type CampaignRow = Selectable<CampaignsTable>;
+
+/** One running job worker process (src/jobs/liveness.ts); `worker_id` is graphile-worker's pool id. */
+export interface WorkerHeartbeatsTable {
+  worker_id: string;
+  host: string;
+  pid: number;
+  started_at: Generated<Date>;
+  beat_at: Generated<Date>;
+}

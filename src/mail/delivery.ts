@@ -175,16 +175,23 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       return result === 'skipped' ? { kind: 'skipped', reason: 'no longer pending' } : { kind: 'captured', duplicate: result === 'already' };
     }
 
-    if (!(await markSending(db, email.id))) return { kind: 'skipped', reason: 'no longer pending' };
+    // SENDING only once a relay connection is ours: the window in which a dying worker leaves an
+    // email unconfirmed is the SMTP transaction itself, not the wait for a connection.
+    const release = await mail.smtp.reserve();
     let response: string;
     try {
-      response = (await mail.smtp.send(raw, envelope)).response;
-    } catch (err) {
-      const smtp = classifySmtpError(err);
-      if (smtp.permanent) return fail(email.id, smtp.message);
-      if (job.attempt >= job.maxAttempts) return fail(email.id, `Gave up after ${job.attempt} attempts: ${smtp.message}`);
-      await releaseToPending(db, email.id, smtp.message);
-      throw new RetryableDeliveryError(smtp.message, { cause: err });
+      if (!(await markSending(db, email.id))) return { kind: 'skipped', reason: 'no longer pending' };
+      try {
+        response = (await mail.smtp.send(raw, envelope)).response;
+      } catch (err) {
+        const smtp = classifySmtpError(err);
+        if (smtp.permanent) return await fail(email.id, smtp.message);
+        if (job.attempt >= job.maxAttempts) return await fail(email.id, `Gave up after ${job.attempt} attempts: ${smtp.message}`);
+        await releaseToPending(db, email.id, smtp.message);
+        throw new RetryableDeliveryError(smtp.message, { cause: err });
+      }
+    } finally {
+      release();
     }
     await hooks.afterRelayAccepted?.();
     await markSent(db, email.id, { messageId: email.messageId, note: email.error === null ? undefined : null });

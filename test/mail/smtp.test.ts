@@ -14,6 +14,33 @@ const message = (to: string, n = 0) =>
   Buffer.from(`From: a@sender.example\r\nTo: ${to}\r\nSubject: m${n}\r\nMessage-ID: <m${n}-${to}>\r\n\r\nbody ${n}\r\n`);
 
 describe('SMTP transport', () => {
+  it('hands out at most maxConnections reservations; the next waits for a release, in order', async () => {
+    const smtp = createSmtpTransport(`${sink.url}?maxConnections=2`);
+    try {
+      const first = await smtp.reserve();
+      const second = await smtp.reserve();
+      const order: string[] = [];
+      const third = smtp.reserve().then((release) => (order.push('third'), release));
+      const fourth = smtp.reserve().then((release) => (order.push('fourth'), release));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(order).toEqual([]);
+      first();
+      first(); // a second call releases nothing more
+      const releaseThird = await third;
+      await new Promise((r) => setTimeout(r, 20));
+      expect(order).toEqual(['third']);
+      releaseThird();
+      await new Promise((r) => setTimeout(r, 20));
+      expect(order).toEqual(['third', 'fourth']);
+      second();
+      (await fourth)();
+      const again = await Promise.all([smtp.reserve(), smtp.reserve()]);
+      for (const release of again) release();
+    } finally {
+      await smtp.close();
+    }
+  });
+
   it('delivers a raw message as is and resolves with the 250 reply', async () => {
     const smtp = createSmtpTransport(sink.url);
     try {

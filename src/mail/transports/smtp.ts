@@ -25,6 +25,13 @@ export interface SmtpAccepted {
 }
 
 export interface SmtpTransport {
+  /**
+   * Waits until one of the pool's connections is free for this caller (at most maxConnections
+   * callers hold one); call the returned function when done. Delivery marks an email SENDING
+   * only once it holds one, so an interrupted send is one in progress, not one queued behind
+   * the others.
+   */
+  reserve(): Promise<() => void>;
   /** Sends a finished (signed) message; resolves on the relay's 250, rejects with an {@link SmtpError}. */
   send(raw: Buffer, envelope: { from: string; to: string }): Promise<SmtpAccepted>;
   close(): Promise<void>;
@@ -92,10 +99,33 @@ export function smtpPoolOptions(smtpUrl: string): SMTPPool.Options {
   return { ...SMTP_POOL_DEFAULTS, ...parseConnectionUrl(url.toString()), pool: true, getSocket };
 }
 
+/** At most `size` holders at once; the others wait in arrival order. */
+function semaphore(size: number): () => Promise<() => void> {
+  let free = size;
+  const waiting: (() => void)[] = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else free++;
+  };
+  return async () => {
+    if (free > 0) free--;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (!released) release();
+      released = true;
+    };
+  };
+}
+
 /** A pooled SMTP transport to SMTP_URL (smtp:// with STARTTLS when offered, smtps:// for TLS). */
 export function createSmtpTransport(smtpUrl: string): SmtpTransport {
-  const transport = nodemailer.createTransport(smtpPoolOptions(smtpUrl));
+  const options = smtpPoolOptions(smtpUrl);
+  const transport = nodemailer.createTransport(options);
+  const reserve = semaphore(Math.max(1, Number(options.maxConnections) || SMTP_POOL_DEFAULTS.maxConnections));
   return {
+    reserve,
     async send(raw, envelope) {
       try {
         const info = await transport.sendMail({ envelope, raw });
