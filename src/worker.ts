@@ -60,7 +60,8 @@ export async function startWorker(opts: WorkerOptions): Promise<Runner> {
     async stop(reason) {
       await liveness.stop();
       await runner.stop(reason);
-      await forget(opts.deps.db, id);
+      // Best effort: a heartbeat left behind (database gone) is removed by the next live worker.
+      await forget(opts.deps.db, id).catch(() => undefined);
     },
   };
 }

@@ -31,8 +31,8 @@ export async function forget(db: Kysely<Database>, workerId: string): Promise<vo
  * Releases the jobs (and named queues) locked for more than `deadAfterSeconds` by workers with
  * no heartbeat that recent, then deletes the job rows such a worker left behind that can never
  * run again (graphile-worker retires a running job whose key was re-used — a throttled email
- * rescheduling itself — and only the running worker would have deleted it). Answers the
- * released worker ids.
+ * rescheduling itself — and only the running worker would have deleted it). Heartbeats older
+ * than an hour are dropped. Answers the released worker ids.
  */
 export async function releaseDeadWorkers(db: Kysely<Database>, deadAfterSeconds = DEAD_AFTER_SECONDS): Promise<string[]> {
   const { rows } = await sql<{ ids: string[] | null }>`
@@ -56,6 +56,8 @@ export async function releaseDeadWorkers(db: Kysely<Database>, deadAfterSeconds 
       WHERE locked_at IS NULL AND key IS NULL AND attempts >= max_attempts AND last_error IS NULL`.execute(db);
     await db.deleteFrom('worker_heartbeats').where('worker_id', 'in', ids).execute();
   }
+  // Heartbeats of workers gone long ago that held no job (or whose stop could not remove it).
+  await db.deleteFrom('worker_heartbeats').where('beat_at', '<', sql<Date>`now() - interval '1 hour'`).execute();
   return ids;
 }
 

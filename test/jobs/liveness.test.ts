@@ -51,7 +51,11 @@ describe('releasing the jobs of dead workers', () => {
     expect(after.get(recent)).toBe('pool-new');
     const beats = await t.db.db.selectFrom('worker_heartbeats').select('worker_id').orderBy('worker_id').execute();
     expect(beats.map((b) => b.worker_id)).toEqual(['pool-live']);
+    // A heartbeat left by a worker long gone that held no job is dropped too.
+    await beat(t.db.db, 'pool-ancient');
+    await t.db.db.updateTable('worker_heartbeats').set({ beat_at: sql`now() - interval '2 hours'` }).where('worker_id', '=', 'pool-ancient').execute();
     expect(await releaseDeadWorkers(t.db.db)).toEqual([]);
+    expect((await t.db.db.selectFrom('worker_heartbeats').select('worker_id').execute()).map((b) => b.worker_id)).toEqual(['pool-live']);
   });
 
   it("deletes the dead worker's retired job rows (they can never run), not permanently failed ones", async () => {
