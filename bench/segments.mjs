@@ -135,9 +135,11 @@ const tracked = (await call('POST', '/segments', { name: 'Bench tracked', trackM
 const first = await call('POST', `/segments/${tracked.id}/compute`);
 console.log(`compute (initial, all enter): ${first.ms} ms ${JSON.stringify(first.json)}`);
 // 5% of contacts become pro (1/12 of the 60% free: join), 5% stop being pro (1/6 of the 30% pro: leave);
-// disjoint hash ranges, so the second update never undoes the first.
-const joined = await db.query(`UPDATE contacts SET data = data || '{"plan":"pro"}' WHERE project_id = $1 AND data @> '{"plan":"free"}' AND (hashtext(id::text) & 1023) < 85`, [projectId]);
-const left = await db.query(`UPDATE contacts SET data = data || '{"plan":"free"}' WHERE project_id = $1 AND data @> '{"plan":"pro"}' AND (hashtext(id::text) & 1023) >= 853`, [projectId]);
+// disjoint hash ranges, so the second update never undoes the first; salted per run, so a re-run
+// on the same project (--project) changes other contacts.
+const salt = String(Date.now());
+const joined = await db.query(`UPDATE contacts SET data = data || '{"plan":"pro"}' WHERE project_id = $1 AND data @> '{"plan":"free"}' AND (hashtext(id::text || $2) & 1023) < 85`, [projectId, salt]);
+const left = await db.query(`UPDATE contacts SET data = data || '{"plan":"free"}' WHERE project_id = $1 AND data @> '{"plan":"pro"}' AND (hashtext(id::text || $2) & 1023) >= 853`, [projectId, salt]);
 console.log(`changed: ${joined.rowCount} join, ${left.rowCount} leave`);
 await db.query('VACUUM (ANALYZE) contacts');
 const second = await call('POST', `/segments/${tracked.id}/compute`);

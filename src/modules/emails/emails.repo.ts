@@ -156,8 +156,9 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
   const r = await db
     .selectFrom('emails as e')
     .innerJoin('projects as p', 'p.id', 'e.project_id')
-    // Only campaign emails are personalised at delivery: other emails never probe contacts.
-    .leftJoin('contacts as c', (j) => j.onRef('c.id', '=', 'e.contact_id').on('e.source', '=', 'CAMPAIGN'))
+    // Only campaign emails are personalised at delivery: for other emails the key is NULL, so the
+    // contacts index is not even probed.
+    .leftJoin('contacts as c', (j) => j.on('c.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`))
     .select([
       'e.id', 'e.project_id', 'e.contact_id', 'e.source', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
       'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.error', 'p.tracking', 'p.disabled',
