@@ -107,9 +107,9 @@ export async function projectEventStats(db: Kysely<Database>, projectId: string,
 }
 
 /**
- * Where an event name is referenced. Segments (conditions on `event.<name>`), campaigns
- * (audience conditions) and workflows (EVENT triggers, WAIT_FOR_EVENT steps) are looked up
- * here as those modules arrive; until then nothing can reference a name.
+ * Where an event name is referenced: segments (conditions on `event.<name>`) and campaigns
+ * (audience conditions). Workflows (EVENT triggers, WAIT_FOR_EVENT steps) join when that module
+ * exists.
  */
 export async function eventNameUsage(db: Kysely<Database>, projectId: string, eventName: string): Promise<EventUsage> {
   const field = `event.${eventName}`;
