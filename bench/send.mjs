@@ -133,7 +133,7 @@ async function acceptancePhase(ctx) {
   console.log(`\n(a) acceptance: POST /v1/send, ${opts.connections} connections, warm-up ${opts.warmup} s, then ${opts.duration} s…`);
   if (opts.warmup > 0) await run(opts.warmup);
   // Requests still in flight when a run stops commit a moment later: let them land before counting.
-  const settle = () => new Promise((r) => setTimeout(r, 1000));
+  const settle = () => sleep(1000);
   const count = async () => (await ctx.client.query(`SELECT count(*)::int AS n FROM emails WHERE project_id = $1`, [ctx.project.id])).rows[0].n;
   await settle();
   const before = await count();
