@@ -245,6 +245,8 @@ export interface OutboxTable {
   message_id: string;
   envelope_from: string;
   envelope_to: string;
+  /** The subject as sent (rendered); null on messages captured before migration 0009. */
+  subject: string | null;
   raw: Buffer;
   created_at: Timestamp;
 }

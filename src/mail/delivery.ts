@@ -171,7 +171,15 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     const envelope = { from: email.fromEmail, to: email.toEmail };
 
     if (mail.kind === 'capture') {
-      const result = await captureAndMarkSent(db, { projectId: email.projectId, emailId: email.id, messageId: email.messageId, envelopeFrom: envelope.from, envelopeTo: envelope.to, raw });
+      const result = await captureAndMarkSent(db, {
+        projectId: email.projectId,
+        emailId: email.id,
+        messageId: email.messageId,
+        envelopeFrom: envelope.from,
+        envelopeTo: envelope.to,
+        subject: email.subject,
+        raw,
+      });
       return result === 'skipped' ? { kind: 'skipped', reason: 'no longer pending' } : { kind: 'captured', duplicate: result === 'already' };
     }
 

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { isUuid } from '../../lib/uuid.js';
 
@@ -14,6 +14,8 @@ export interface CapturedMessage {
   messageId: string;
   envelopeFrom: string;
   envelopeTo: string;
+  /** The subject as sent (campaign emails: rendered for the recipient). */
+  subject: string;
   raw: Buffer;
 }
 
@@ -27,6 +29,7 @@ export async function captureMessage(trx: Transaction<Database>, m: CapturedMess
       message_id: m.messageId,
       envelope_from: m.envelopeFrom,
       envelope_to: m.envelopeTo,
+      subject: m.subject,
       raw: m.raw,
     })
     .onConflict((oc) => oc.column('email_id').doNothing())
@@ -49,7 +52,8 @@ export async function listOutbox(db: Kysely<Database>, opts: { projectId?: strin
   let query = db
     .selectFrom('outbox as o')
     .innerJoin('emails as e', 'e.id', 'o.email_id')
-    .select(['o.email_id', 'o.project_id', 'o.created_at', 'o.envelope_to', 'o.message_id', 'e.subject'])
+    .select(['o.email_id', 'o.project_id', 'o.created_at', 'o.envelope_to', 'o.message_id'])
+    .select(sql<string>`coalesce(o.subject, e.subject)`.as('subject'))
     .orderBy('o.created_at', 'desc')
     .orderBy('o.id', 'desc')
     .limit(opts.limit);

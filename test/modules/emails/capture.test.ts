@@ -6,7 +6,7 @@ import { JobPriority } from '../../../src/jobs/queue.js';
 import { createDelivery } from '../../../src/mail/delivery.js';
 import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';
 import { enqueueEmails, markSent } from '../../../src/modules/emails/emails.repo.js';
-import { newProject, type TestProject } from '../../helpers/accounts.js';
+import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
 import { sleep } from '../../helpers/process.js';
 import { addVerifiedDomain, createSendTestApp, dnsResolver, jobsOf, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
@@ -104,6 +104,37 @@ describe('npm run admin -- outbox', () => {
     await expect(runCli(['--show', '0190a5f0-0000-7000-8000-000000000000'])).rejects.toBeInstanceOf(CliError);
     await expect(runCli(['--limit', '0'])).rejects.toThrow(/--limit/);
     await expect(runCli(['--project', 'nope'])).rejects.toThrow(/no project/);
+  });
+});
+
+describe('capture of campaign mail', () => {
+  it('lists the subject as sent: rendered for each recipient, not the campaign template', async () => {
+    const { project: p } = await newProject(t.app);
+    const sender = `news@${(await addVerifiedDomain(t, p.id, { dns })).domain}`;
+    await t.db.db
+      .insertInto('contacts')
+      .values([
+        { project_id: p.id, email: 'ada@campaign.example', subscribed: true, data: JSON.stringify({ firstName: 'Ada' }) },
+        { project_id: p.id, email: 'anon@campaign.example', subscribed: true, data: JSON.stringify({}) },
+      ])
+      .execute();
+    const create = await t.app.inject({
+      method: 'POST',
+      url: '/campaigns',
+      headers: bearer(p.secret),
+      payload: { name: 'Hello', subject: 'Hi {{firstName ?? "there"}}', body: '<p>b</p>', from: sender },
+    });
+    expect(create.statusCode, create.body).toBe(201);
+    const id = create.json<{ data: { id: string } }>().data.id;
+    const worker = await t.startWorker();
+    try {
+      expect((await t.app.inject({ method: 'POST', url: `/campaigns/${id}/send`, headers: bearer(p.secret), payload: {} })).statusCode).toBe(200);
+      for (let i = 0; i < 200 && (await runCli(['--project', p.id])).length < 2; i++) await sleep(50);
+    } finally {
+      await worker.stop();
+    }
+    const lines = (await runCli(['--project', p.id])).map((line) => line.split('\t'));
+    expect(lines.map((cols) => `${cols[3]} ${cols[4]}`).sort()).toEqual(['ada@campaign.example Hi Ada', 'anon@campaign.example Hi there']);
   });
 });
 
