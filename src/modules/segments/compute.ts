@@ -15,6 +15,30 @@ export async function membershipCondition(db: Kysely<Database>, seg: SegmentRow)
   return compileCondition(db, seg.project_id, tree.data, 'c');
 }
 
+/** A count that takes longer than this at create or condition change is left to refresh and pages. */
+export const COUNT_ON_WRITE_MS = 2_000;
+
+/**
+ * Counts a DYNAMIC segment's live members and caches the count, unless that takes longer than
+ * `timeoutMs` (the count is then abandoned: undefined). Used when a segment is created or its
+ * condition changes, so its memberCount is right from the start.
+ */
+export async function countWithin(db: Kysely<Database>, seg: SegmentRow, timeoutMs = COUNT_ON_WRITE_MS): Promise<number | undefined> {
+  const where = await membershipCondition(db, seg);
+  let count: number;
+  try {
+    count = await db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(timeoutMs)))}`.execute(trx);
+      return countContacts(trx, seg.project_id, where);
+    });
+  } catch (err) {
+    if (typeof err === 'object' && err !== null && 'code' in err && err.code === '57014') return undefined; // query_canceled
+    throw err;
+  }
+  await setMemberCount(db, seg.id, count, { countedFor: seg.condition });
+  return count;
+}
+
 /** POST /segments/:id/refresh: counts the live members and caches the count. No events, no member rows. */
 export async function refreshSegmentCount(db: Kysely<Database>, seg: SegmentRow): Promise<number> {
   const count = seg.type === 'STATIC' ? await countMembers(db, seg.id) : await countContacts(db, seg.project_id, await membershipCondition(db, seg));

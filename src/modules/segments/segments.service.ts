@@ -3,7 +3,7 @@ import { validateCondition } from '../../conditions/index.js';
 import type { Database, SegmentRow } from '../../db/schema.js';
 import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
 import { rowToContact } from '../contacts/contacts.repo.js';
-import { computeSegment, membershipCondition, refreshSegmentCount } from './compute.js';
+import { computeSegment, countWithin, membershipCondition, refreshSegmentCount } from './compute.js';
 import {
   activeCampaignsUsing,
   clearMembers,
@@ -30,7 +30,10 @@ export async function requireSegment(db: Kysely<Database>, projectId: string, id
   return seg;
 }
 
-/** DYNAMIC needs an object condition (legacy 400 otherwise), validated (422); STATIC ignores it. */
+/**
+ * DYNAMIC needs an object condition (legacy 400 otherwise), validated (422); STATIC ignores it.
+ * A DYNAMIC segment is counted at once (within COUNT_ON_WRITE_MS), so memberCount starts right.
+ */
 export async function createSegment(db: Kysely<Database>, projectId: string, body: CreateSegmentBody): Promise<Segment> {
   const type = body.type ?? 'DYNAMIC';
   let condition: object | null = null;
@@ -46,7 +49,8 @@ export async function createSegment(db: Kysely<Database>, projectId: string, bod
     condition,
     trackMembership: body.trackMembership ?? false,
   });
-  return rowToSegment(row);
+  const memberCount = type === 'DYNAMIC' ? await countWithin(db, row) : undefined;
+  return rowToSegment({ ...row, member_count: memberCount ?? row.member_count });
 }
 
 export async function getSegments(db: Kysely<Database>, projectId: string): Promise<Segment[]> {
@@ -59,7 +63,8 @@ export async function getSegment(db: Kysely<Database>, projectId: string, id: st
 
 /**
  * A condition is accepted on DYNAMIC segments only (409 on STATIC) and validated with the segment
- * as `selfId` (no cycles). A DYNAMIC segment that stops tracking drops its member rows.
+ * as `selfId` (no cycles); a new condition is counted at once, as on create. A DYNAMIC segment
+ * that stops tracking drops its member rows.
  */
 export async function patchSegment(db: Kysely<Database>, projectId: string, id: string, body: UpdateSegmentBody): Promise<Segment> {
   const seg = await requireSegment(db, projectId, id);
@@ -68,12 +73,14 @@ export async function patchSegment(db: Kysely<Database>, projectId: string, id: 
     if (seg.type === 'STATIC') throw conflict('A STATIC segment has no condition: manage its members instead', { type: seg.type });
     condition = await validateCondition(db, projectId, body.condition, 'condition', { selfId: seg.id });
   }
-  return db.transaction().execute(async (trx) => {
-    const row = await updateSegment(trx, projectId, seg.id, { ...body, condition });
-    if (!row) throw notFound('Segment');
-    if (row.type === 'DYNAMIC' && seg.track_membership && !row.track_membership) await clearMembers(trx, row.id);
-    return rowToSegment(row);
+  const row = await db.transaction().execute(async (trx) => {
+    const updated = await updateSegment(trx, projectId, seg.id, { ...body, condition });
+    if (!updated) throw notFound('Segment');
+    if (updated.type === 'DYNAMIC' && seg.track_membership && !updated.track_membership) await clearMembers(trx, updated.id);
+    return updated;
   });
+  const memberCount = condition !== undefined ? await countWithin(db, row) : undefined;
+  return rowToSegment({ ...row, member_count: memberCount ?? row.member_count });
 }
 
 /** 409 while an active campaign or another segment uses it; draft/finished campaigns are detached. */

@@ -39,7 +39,7 @@ describe('POST /segments', () => {
   it('creates a DYNAMIC segment by default and returns it (201)', async () => {
     const { p } = await fresh();
     const seg = await create(p, { name: 'Pro', condition: tree({ field: 'data.plan', operator: 'equals', value: 'pro' }) });
-    expect(seg).toMatchObject({ name: 'Pro', description: '', type: 'DYNAMIC', trackMembership: false, memberCount: 0, projectId: p.id });
+    expect(seg).toMatchObject({ name: 'Pro', description: '', type: 'DYNAMIC', trackMembership: false, memberCount: 2, projectId: p.id });
   });
   it('answers the legacy 400 {error} for a DYNAMIC segment without an object condition', async () => {
     const { p } = await fresh();
