@@ -118,7 +118,11 @@ const timed = async (label, n, fn) => {
   console.log(`${label}: median ${ms[Math.floor(ms.length / 2)]} ms, min ${ms[0]}, max ${ms.at(-1)}`);
   return last;
 };
-const seg = (await call('POST', '/segments', { name: 'Bench 3 filters', condition })).json;
+const created = await call('POST', '/segments', { name: 'Bench 3 filters', condition });
+const seg = created.json;
+console.log(`create (counts at once): ${created.ms} ms, memberCount ${seg.memberCount}`);
+const afterCreate = await call('GET', `/segments/${seg.id}/contacts?pageSize=50`);
+console.log(`members first page right after create: ${afterCreate.ms} ms, total ${afterCreate.json.total}`);
 const refreshed = await timed('refresh (count) 3-filter segment', 5, () => call('POST', `/segments/${seg.id}/refresh`));
 console.log(`  memberCount ${refreshed.memberCount}`);
 // The page reuses a count younger than a minute (docs/conditions.md): time it both ways.
