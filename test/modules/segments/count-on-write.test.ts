@@ -15,14 +15,20 @@ afterAll(async () => {
 });
 
 const tree = (...filters: object[]) => ({ logic: 'AND', groups: [{ filters }] });
+const PRO = tree({ field: 'data.plan', operator: 'equals', value: 'pro' });
+
+/** A project with the known population of test/conditions/fixtures.ts, and a caller with its key. */
+async function seeded() {
+  const { project } = await newProject(t.app);
+  await seedPeople(t.db, project.id);
+  return (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
+    t.app.inject({ method, url, headers: bearer(project.secret), ...(payload && { payload }) });
+}
 
 describe('counting a DYNAMIC segment when it is written', () => {
   it('create and a condition change count at once; the members page then reuses that count', async () => {
-    const { project } = await newProject(t.app);
-    await seedPeople(t.db, project.id);
-    const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
-      t.app.inject({ method, url, headers: bearer(project.secret), ...(payload && { payload }) });
-    const created = (await call('POST', '/segments', { name: 'Pro', condition: tree({ field: 'data.plan', operator: 'equals', value: 'pro' }) })).json<{
+    const call = await seeded();
+    const created = (await call('POST', '/segments', { name: 'Pro', condition: PRO })).json<{
       id: string;
       memberCount: number;
     }>();
@@ -41,14 +47,8 @@ describe('counting a DYNAMIC segment when it is written', () => {
   });
 
   it('gives up on a count slower than its time budget, leaving the cached count alone', async () => {
-    const { project } = await newProject(t.app);
-    await seedPeople(t.db, project.id);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/segments',
-      headers: bearer(project.secret),
-      payload: { name: 'Slow', condition: tree({ field: 'data.plan', operator: 'equals', value: 'pro' }) },
-    });
+    const call = await seeded();
+    const res = await call('POST', '/segments', { name: 'Slow', condition: PRO });
     const seg = await t.db.db.selectFrom('segments').selectAll().where('id', '=', res.json<{ id: string }>().id).executeTakeFirstOrThrow();
     await t.db.db.updateTable('segments').set({ member_count: 7, counted_at: null }).where('id', '=', seg.id).execute();
     // Another session holds contacts exclusively: the count waits, then its statement_timeout fires.
