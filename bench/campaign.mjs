@@ -68,13 +68,13 @@ async function campaignPhase(ctx) {
   const answered = performance.now();
   let materialised;
   const samples = [];
+  // Progress is read from the sink (in this process): counting the campaign's email rows every
+  // 250 ms cost PostgreSQL ~60 ms a time at 95,000 rows, a quarter of a core taken from the pipeline.
+  const sinkBefore = ctx.sink.messages.length;
   for (;;) {
     const { rows: [c] } = await client.query(`SELECT status, total_recipients FROM campaigns WHERE id = $1`, [id]);
     if (materialised === undefined && c.total_recipients > 0) materialised = (performance.now() - answered) / 1000;
-    if (materialised !== undefined) {
-      const { rows: [e] } = await client.query(`SELECT count(*) FILTER (WHERE status NOT IN ('PENDING', 'SENDING'))::int AS done FROM emails WHERE campaign_id = $1`, [id]);
-      samples.push([(performance.now() - started) / 1000, e.done]);
-    }
+    if (materialised !== undefined) samples.push([(performance.now() - started) / 1000, ctx.sink.messages.length - sinkBefore]);
     if (c.status === 'SENT' || performance.now() - started > 1_800_000) break;
     await sleep(250);
   }
