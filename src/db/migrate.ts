@@ -10,6 +10,7 @@ import * as m0006 from './migrations/0006_events_covering_index.js';
 import * as m0007 from './migrations/0007_segment_counted_at.js';
 import * as m0008 from './migrations/0008_worker_heartbeats.js';
 import * as m0009 from './migrations/0009_outbox_subject.js';
+import * as m0010 from './migrations/0010_segment_condition_changed_at.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0007_segment_counted_at': m0007,
   '0008_worker_heartbeats': m0008,
   '0009_outbox_subject': m0009,
+  '0010_segment_condition_changed_at': m0010,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

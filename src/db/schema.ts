@@ -272,6 +272,8 @@ export interface SegmentsTable {
   member_count: ColumnType<number, number | undefined, number>;
   /** When member_count was last counted (any path); a members page reuses a fresh count. */
   counted_at: Date | null;
+  /** When the condition last changed: a count made before it is not this segment's. */
+  condition_changed_at: Generated<Date>;
   computed_at: Date | null;
   created_at: Timestamp;
   updated_at: Timestamp;

@@ -15,28 +15,49 @@ export async function membershipCondition(db: Kysely<Database>, seg: SegmentRow)
   return compileCondition(db, seg.project_id, tree.data, 'c');
 }
 
-/** A count that takes longer than this at create or condition change is left to refresh and pages. */
+/** Create and a condition change wait this long for the segment's first count (it goes on after). */
 export const COUNT_ON_WRITE_MS = 2_000;
 
-/**
- * Counts a DYNAMIC segment's live members and caches the count, unless that takes longer than
- * `timeoutMs` (the count is then abandoned: undefined). Used when a segment is created or its
- * condition changes, so its memberCount is right from the start.
- */
-export async function countWithin(db: Kysely<Database>, seg: SegmentRow, timeoutMs = COUNT_ON_WRITE_MS): Promise<number | undefined> {
-  const where = await membershipCondition(db, seg);
-  let count: number;
-  try {
-    count = await db.transaction().execute(async (trx) => {
-      await sql`SET LOCAL statement_timeout = ${sql.lit(Math.max(1, Math.round(timeoutMs)))}`.execute(trx);
-      return countContacts(trx, seg.project_id, where);
-    });
-  } catch (err) {
-    if (typeof err === 'object' && err !== null && 'code' in err && err.code === '57014') return undefined; // query_canceled
-    throw err;
+/** Live counts running in this process, by segment and condition: a second caller joins the first. */
+const counting = new Map<string, Promise<number>>();
+
+/** Counts a segment's live members and caches the count; one count per segment and condition at a time here. */
+export function recount(db: Kysely<Database>, seg: SegmentRow): Promise<number> {
+  const key = `${seg.id}:${JSON.stringify(seg.condition)}`;
+  let running = counting.get(key);
+  if (!running) {
+    running = (async () => {
+      const count = await countContacts(db, seg.project_id, await membershipCondition(db, seg));
+      await setMemberCount(db, seg.id, count, { countedFor: seg.condition });
+      return count;
+    })().finally(() => counting.delete(key));
+    // Callers that stopped waiting are gone: a failure (database stopping) only leaves the old count.
+    running.catch(() => undefined);
+    counting.set(key, running);
   }
-  await setMemberCount(db, seg.id, count, { countedFor: seg.condition });
-  return count;
+  return running;
+}
+
+/** The promise's value if it settles within `ms`, else undefined (the work goes on). */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Counts a DYNAMIC segment's live members and caches the count, waiting at most `waitMs`: a
+ * slower count answers undefined and lands in the cache when it finishes. Used when a segment is
+ * created or its condition changes, so its memberCount is right from the start.
+ */
+export async function countWithin(db: Kysely<Database>, seg: SegmentRow, waitMs = COUNT_ON_WRITE_MS): Promise<number | undefined> {
+  return within(recount(db, seg), waitMs);
 }
 
 /** POST /segments/:id/refresh: counts the live members and caches the count. No events, no member rows. */

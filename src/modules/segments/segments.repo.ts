@@ -69,7 +69,7 @@ export async function updateSegment(
     .set({
       ...(changes.name !== undefined && { name: changes.name }),
       ...(changes.description !== undefined && { description: changes.description }),
-      ...(changes.condition !== undefined && { condition: JSON.stringify(changes.condition) }),
+      ...(changes.condition !== undefined && { condition: JSON.stringify(changes.condition), condition_changed_at: sql`now()` }),
       ...(changes.trackMembership !== undefined && { track_membership: changes.trackMembership }),
       updated_at: sql`now()`,
     })
@@ -138,22 +138,21 @@ export async function pageContacts(
   return rows;
 }
 
-/** How long a member count stays reusable by members pages (docs/conditions.md, "Members page total"). */
+/** A member count younger than this is reused by members pages as is (docs/conditions.md, "Members page total"). */
 export const COUNT_REUSE_SECONDS = 60;
 
 /**
- * The segment's cached member count when it was counted less than COUNT_REUSE_SECONDS ago (by the
- * database clock) and the segment has not been changed since; undefined otherwise.
+ * The segment's cached member count if it was counted for its current condition (by the
+ * database clock), and whether it is younger than COUNT_REUSE_SECONDS; undefined otherwise.
  */
-export async function reusableCount(db: Kysely<Database>, segmentId: string): Promise<number | undefined> {
+export async function cachedCount(db: Kysely<Database>, segmentId: string): Promise<{ count: number; fresh: boolean } | undefined> {
   const row = await db
     .selectFrom('segments')
-    .select('member_count')
+    .select(['member_count', sql<boolean>`counted_at > now() - make_interval(secs => ${COUNT_REUSE_SECONDS})`.as('fresh')])
     .where('id', '=', segmentId)
-    .where('counted_at', '>=', sql<Date>`updated_at`)
-    .where('counted_at', '>', sql<Date>`now() - make_interval(secs => ${COUNT_REUSE_SECONDS})`)
+    .where('counted_at', '>=', sql<Date>`condition_changed_at`)
     .executeTakeFirst();
-  return row?.member_count;
+  return row && { count: row.member_count, fresh: row.fresh };
 }
 
 export async function countContacts(db: Kysely<Database>, projectId: string, where: RawBuilder<SqlBool>): Promise<number> {

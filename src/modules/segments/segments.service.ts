@@ -1,23 +1,21 @@
-import type { Kysely, RawBuilder, SqlBool } from 'kysely';
+import type { Kysely } from 'kysely';
 import { validateCondition } from '../../conditions/index.js';
 import type { Database, SegmentRow } from '../../db/schema.js';
 import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
 import { rowToContact } from '../contacts/contacts.repo.js';
-import { computeSegment, countWithin, membershipCondition, refreshSegmentCount } from './compute.js';
+import { computeSegment, countWithin, membershipCondition, recount, refreshSegmentCount, within } from './compute.js';
 import {
   activeCampaignsUsing,
   clearMembers,
   countMembers,
-  countContacts,
   deleteSegment,
   findSegment,
   insertSegment,
   listSegments,
   pageContacts,
-  reusableCount,
+  cachedCount,
   rowToSegment,
   segmentsReferencing,
-  setMemberCount,
   updateSegment,
 } from './segments.repo.js';
 import type { ComputeResult, CreateSegmentBody, MemberPage, MembersQuery, Segment, UpdateSegmentBody } from './segments.schema.js';
@@ -101,25 +99,33 @@ export async function removeSegment(db: Kysely<Database>, projectId: string, id:
 
 /**
  * Live members (DYNAMIC: the compiled condition; STATIC: member rows), newest contact first. The
- * total of a DYNAMIC segment is counted live and cached, unless a count younger than a minute
- * exists for the segment as it is now (docs/conditions.md, "Members page total").
+ * total of a DYNAMIC segment: see memberTotal (docs/conditions.md, "Members page total").
  */
 export async function listMembers(db: Kysely<Database>, projectId: string, id: string, query: MembersQuery): Promise<MemberPage> {
   const seg = await requireSegment(db, projectId, id);
   const where = await membershipCondition(db, seg);
   const [rows, total] = await Promise.all([
     pageContacts(db, projectId, where, { limit: query.pageSize, offset: (query.page - 1) * query.pageSize }),
-    seg.type === 'DYNAMIC' ? dynamicTotal(db, seg, where) : countMembers(db, seg.id),
+    seg.type === 'DYNAMIC' ? memberTotal(db, seg) : countMembers(db, seg.id),
   ]);
   return { data: rows.map(rowToContact), page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) };
 }
 
-async function dynamicTotal(db: Kysely<Database>, seg: SegmentRow, where: RawBuilder<SqlBool>): Promise<number> {
-  const cached = await reusableCount(db, seg.id);
-  if (cached !== undefined) return cached;
-  const count = await countContacts(db, seg.project_id, where);
-  await setMemberCount(db, seg.id, count, { countedFor: seg.condition });
-  return count;
+/** A live count slower than this answers the page with the segment's last count (it finishes in the background). */
+export const LIVE_COUNT_WAIT_MS = 120;
+
+/**
+ * The total of a DYNAMIC segment's members page: its count as cached if younger than a minute;
+ * otherwise a live count, unless that takes longer than `waitMs` and a count of the segment's
+ * current condition exists: then that one, while the live count finishes in the background and
+ * replaces it. Never counted for this condition: the live count, however long.
+ */
+export async function memberTotal(db: Kysely<Database>, seg: SegmentRow, waitMs = LIVE_COUNT_WAIT_MS): Promise<number> {
+  const cached = await cachedCount(db, seg.id);
+  if (cached?.fresh) return cached.count;
+  const live = recount(db, seg);
+  if (!cached) return live;
+  return (await within(live, waitMs)) ?? cached.count;
 }
 
 export async function computeMembers(db: Kysely<Database>, projectId: string, id: string): Promise<ComputeResult> {
