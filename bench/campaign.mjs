@@ -13,17 +13,11 @@
 //      (each email rendered per recipient at delivery, DKIM-signed);
 // then checks that the sink got every email's Message-ID exactly once, that every subscribed
 // contact got exactly one message and no unsubscribed one got any.
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import process from 'node:process';
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { startDnsServer } from '../test/helpers/dns-server.ts';
-import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
-import { addVerifiedDomain, cpuSeconds, createProject, freePort, json, postgresCpu, SECRET, spawnServer } from './lib/harness.mjs';
+import { cpuSeconds, json, postgresCpu, spawnServer, withDeliveryBench } from './lib/harness.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -103,31 +97,4 @@ async function campaignPhase(ctx) {
     CPU seconds     worker node ${cpu.worker.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s  sink+bench ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
 }
 
-const tmp = mkdtempSync(path.join(tmpdir(), 'bench-campaign-'));
-chmodSync(tmp, 0o755);
-const sink = await startSmtpSink({ keepRaw: false });
-const dns = await startDnsServer();
-const port = await freePort();
-const env = { ...process.env, DNS_SERVERS: dns.address, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(tmp, 'data'), LOG_LEVEL: 'info', SECRET, RATE_LIMIT_PER_MINUTE: '10000000', SMTP_URL: sink.url };
-for (const name of ['DATABASE_URL', 'ROLE', 'PUBLIC_URL', 'REDIS_URL']) delete env[name];
-let api;
-let client;
-try {
-  api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
-  const databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
-  client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  const base = `http://127.0.0.1:${port}`;
-  const project = await createProject(base);
-  const domain = 'bench-sender.example';
-  const key = await addVerifiedDomain(client, project.id, domain);
-  dns.set(`bench._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${key.publicKey}`] });
-  console.log(`machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm).length} CPUs, node ${process.version}; SMTP_URL ${env.SMTP_URL}`);
-  await campaignPhase({ api, base, client, databaseUrl, domain, env, key, project, sink });
-} finally {
-  await client?.end().catch(() => undefined);
-  await api?.stop();
-  await sink.close();
-  await dns.close();
-  rmSync(tmp, { recursive: true, force: true });
-}
+await withDeliveryBench({ name: 'campaign', keepRaw: false }, campaignPhase);

@@ -14,19 +14,13 @@
 //  (a) acceptance: autocannon against POST /v1/send (one recipient per request, a one-off data
 //      value, rendering) with the worker stopped; checks every 2xx left an email row.
 // Prints rates, latencies and the CPU seconds of the server, worker and PostgreSQL processes.
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import process from 'node:process';
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { dkimVerify } from 'mailauth';
-import pg from 'pg';
-import { startDnsServer } from '../test/helpers/dns-server.ts';
-import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
-import { addVerifiedDomain, cpuSeconds, createProject, freePort, json, postgresCpu, SECRET, spawnServer } from './lib/harness.mjs';
+import { cpuSeconds, json, postgresCpu, spawnServer, withDeliveryBench } from './lib/harness.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -155,34 +149,7 @@ async function acceptancePhase(ctx) {
     CPU seconds     api node ${cpu.api.toFixed(1)} s (${pct(cpu.api)} of a core)  postgres ${cpu.pg.toFixed(1)} s (${pct(cpu.pg)})  autocannon ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
 }
 
-const tmp = mkdtempSync(path.join(tmpdir(), 'bench-send-'));
-chmodSync(tmp, 0o755);
-const sink = await startSmtpSink();
-// Serves the bench domain's DKIM record: the 5-minute domain re-check of the worker finds it published.
-const dns = await startDnsServer();
-const port = await freePort();
-const env = { ...process.env, DNS_SERVERS: dns.address, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(tmp, 'data'), LOG_LEVEL: 'info', SECRET, RATE_LIMIT_PER_MINUTE: '10000000', SMTP_URL: `${sink.url}${opts.smtpQuery ? `?${opts.smtpQuery}` : ''}` };
-for (const name of ['DATABASE_URL', 'ROLE', 'PUBLIC_URL', 'REDIS_URL']) delete env[name];
-let api;
-let client;
-try {
-  api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
-  const databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
-  client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  const base = `http://127.0.0.1:${port}`;
-  const project = await createProject(base);
-  const domain = 'bench-sender.example';
-  const key = await addVerifiedDomain(client, project.id, domain);
-  dns.set(`bench._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${key.publicKey}`] });
-  const ctx = { api, base, client, databaseUrl, domain, env, key, project, sink };
-  console.log(`machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm).length} CPUs, node ${process.version}; SMTP_URL ${env.SMTP_URL}`);
+await withDeliveryBench({ name: 'send', smtpQuery: opts.smtpQuery }, async (ctx) => {
   if (opts.deliver) await deliveryPhase(ctx);
   if (opts.accept) await acceptancePhase(ctx);
-} finally {
-  await client?.end().catch(() => undefined);
-  await api?.stop();
-  await sink.close();
-  await dns.close();
-  rmSync(tmp, { recursive: true, force: true });
-}
+});

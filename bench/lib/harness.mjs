@@ -1,12 +1,19 @@
 // Shared by the delivery benchmarks (send.mjs, campaign.mjs): processes, CPU accounting, the
-// server under test, and a project with a verified sender domain. Run them with `--import tsx`.
+// server under test, a project with a verified sender domain, and the whole stage around a
+// phase (`withDeliveryBench`). Run them with `--import tsx`.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import console from 'node:console';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSecretBox } from '../../src/lib/secret-box.ts';
 import { generateDkimKey } from '../../src/modules/domains/dkim-keys.ts';
+import pg from 'pg';
+import { startDnsServer } from '../../test/helpers/dns-server.ts';
+import { startSmtpSink } from '../../test/helpers/smtp-sink.ts';
 
 export const SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const root = process.cwd();
@@ -108,4 +115,45 @@ export async function addVerifiedDomain(client, projectId, domain) {
     [projectId, domain, key.publicKey, createSecretBox(SECRET, 'dkim').seal(key.privateKeyPem)],
   );
   return key;
+}
+
+/**
+ * The delivery benchmarks' stage: an SMTP sink and a DNS server (in this process), the server as
+ * `ROLE=api` on a temp DATA_DIR (embedded PostgreSQL, SMTP_URL = the sink + `smtpQuery`), a
+ * project with a verified sender domain whose DKIM record the DNS server publishes. Runs
+ * `phase(ctx)`, then tears everything down, temp folder included.
+ */
+export async function withDeliveryBench({ name, smtpQuery, keepRaw = true }, phase) {
+  const tmp = mkdtempSync(path.join(tmpdir(), `bench-${name}-`));
+  chmodSync(tmp, 0o755);
+  const sink = await startSmtpSink({ keepRaw });
+  // Serves the bench domain's DKIM record: the 5-minute domain re-check of the worker finds it published.
+  const dns = await startDnsServer();
+  const port = await freePort();
+  const env = {
+    ...process.env, DNS_SERVERS: dns.address, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(tmp, 'data'),
+    LOG_LEVEL: 'info', SECRET, RATE_LIMIT_PER_MINUTE: '10000000', SMTP_URL: `${sink.url}${smtpQuery ? `?${smtpQuery}` : ''}`,
+  };
+  for (const variable of ['DATABASE_URL', 'ROLE', 'PUBLIC_URL', 'REDIS_URL']) delete env[variable];
+  let api;
+  let client;
+  try {
+    api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
+    const databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
+    client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const base = `http://127.0.0.1:${port}`;
+    const project = await createProject(base);
+    const domain = 'bench-sender.example';
+    const key = await addVerifiedDomain(client, project.id, domain);
+    dns.set(`bench._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${key.publicKey}`] });
+    console.log(`machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm).length} CPUs, node ${process.version}; SMTP_URL ${env.SMTP_URL}`);
+    await phase({ api, base, client, databaseUrl, domain, env, key, project, sink });
+  } finally {
+    await client?.end().catch(() => undefined);
+    await api?.stop();
+    await sink.close();
+    await dns.close();
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
