@@ -1,4 +1,3 @@
-import type { Runner } from 'graphile-worker';
 import { sql } from 'kysely';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,22 +10,10 @@ import { api, createCampaign, emailsOf, seedContacts, sender, waitForCampaign } 
 
 let sink: SmtpSink;
 let t: SendTestApp;
-let runner: Runner | undefined;
-
-async function withWorkerStopped(fn: () => Promise<void>): Promise<void> {
-  await runner?.stop();
-  runner = undefined;
-  try {
-    await fn();
-  } finally {
-    runner ??= await t.startWorker();
-  }
-}
-
 beforeAll(async () => {
   sink = await startSmtpSink();
   t = await createSendTestApp({ env: { SMTP_URL: sink.url } });
-  runner = await t.startWorker();
+  await t.runWorker();
 });
 afterAll(async () => {
   await t?.close();
@@ -104,7 +91,7 @@ describe('sending a campaign', () => {
     const tag = `x${Date.now()}-`;
     const contacts = await seedContacts(t.db, s.project.id, 600, { tag });
     const c = await createCampaign(t, s);
-    await withWorkerStopped(async () => {
+    await t.withWorkerStopped(async () => {
       expect((await send(s, c.id)).statusCode).toBe(200);
       expect(await runCampaignSend(t.db.db, c.id)).toEqual({ kind: 'materialised', recipients: 600 });
     });
@@ -133,7 +120,7 @@ describe('exactly once', () => {
     const s = await sender(t);
     const contacts = await seedContacts(t.db, s.project.id, 30, { tag: `d${Date.now()}-` });
     const c = await createCampaign(t, s);
-    await withWorkerStopped(async () => {
+    await t.withWorkerStopped(async () => {
       expect((await send(s, c.id)).statusCode).toBe(200);
       const outcomes = await Promise.all([runCampaignSend(t.db.db, c.id), runCampaignSend(t.db.db, c.id)]);
       expect(outcomes.map((o) => o.kind).sort()).toEqual(['already', 'materialised']);
@@ -152,7 +139,7 @@ describe('exactly once', () => {
     const s = await sender(t);
     const [a, b] = await seedContacts(t.db, s.project.id, 2, { tag: `u${Date.now()}-` });
     const c = await createCampaign(t, s);
-    await withWorkerStopped(async () => {
+    await t.withWorkerStopped(async () => {
       expect((await send(s, c.id)).statusCode).toBe(200);
       await runCampaignSend(t.db.db, c.id);
       await t.db.db.updateTable('contacts').set({ subscribed: false }).where('id', '=', a?.id ?? '').execute();
@@ -168,7 +155,7 @@ describe('exactly once', () => {
     const s = await sender(t);
     await seedContacts(t.db, s.project.id, 3, { tag: `k${Date.now()}-` });
     const c = await createCampaign(t, s);
-    await withWorkerStopped(async () => {
+    await t.withWorkerStopped(async () => {
       expect((await send(s, c.id)).statusCode).toBe(200);
       await runCampaignSend(t.db.db, c.id);
       // The crash: every email finished, but the jobs (deliveries, completion check) are gone.

@@ -1,4 +1,3 @@
-import type { Runner } from 'graphile-worker';
 import { dkimVerify } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,23 +12,10 @@ import { addVerifiedDomain, createSendTestApp, dnsResolver, jobsOf, send, type S
 let sink: SmtpSink;
 let dns: TestDnsServer;
 let t: SendTestApp;
-let runner: Runner | undefined;
-
-/** Runs `fn` with the worker stopped (to stage a state by hand), then starts it again. */
-async function withWorkerStopped(fn: () => Promise<void>): Promise<void> {
-  await runner?.stop();
-  runner = undefined;
-  try {
-    await fn();
-  } finally {
-    runner ??= await t.startWorker();
-  }
-}
-
 beforeAll(async () => {
   [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
   t = await createSendTestApp({ env: { SMTP_URL: sink.url } });
-  runner = await t.startWorker();
+  await t.runWorker();
 });
 afterAll(async () => {
   await t?.close();
@@ -150,7 +136,7 @@ describe('delivery through SMTP_URL', () => {
   });
 
   it('does not send again when the worker died after the relay accepted: the re-run marks it SENT once, unconfirmed', async () => {
-    await withWorkerStopped(async () => {
+    await t.withWorkerStopped(async () => {
       const { project, from } = await sender();
       const [id = ''] = idsOf(await send(t.app, project, { to: 'once@example.com', from, subject: 's', body: '<p>b</p>' }));
       const delivery = createDelivery({ db: t.db.db, tokens: t.deps.tokens, publicUrl: t.config.publicUrl, mail: t.deps.mail, dkimBox: dkimSecretBox(t.config.secret) });
@@ -163,7 +149,7 @@ describe('delivery through SMTP_URL', () => {
       expect(await jobsOf(t.db, [id])).toHaveLength(1);
 
       // The job is still queued, as after its lock expired: the next worker runs it.
-      runner = await t.startWorker();
+      await t.runWorker();
       const [row] = await waitForStatus(t.db, [id], ['SENT']);
       expect(row).toMatchObject({ error: UNCONFIRMED_NOTE, attempts: 1, sent_at: expect.any(Date) });
       await sleep(200);
@@ -174,7 +160,7 @@ describe('delivery through SMTP_URL', () => {
   });
 
   it('gives up on a transient failure at the last attempt: FAILED with the reply, no retry', async () => {
-    await withWorkerStopped(async () => {
+    await t.withWorkerStopped(async () => {
       const { project, from } = await sender();
       sink.reject('busy@example.com', { code: 421, message: '4.3.2 Service shutting down' });
       const [id = ''] = idsOf(await send(t.app, project, { to: 'busy@example.com', from, subject: 's', body: '<p>b</p>' }));
@@ -190,7 +176,7 @@ describe('delivery through SMTP_URL', () => {
 
   it('fails an email whose sender domain lost its verification before delivery, without contacting the relay', async () => {
     let id = '';
-    await withWorkerStopped(async () => {
+    await t.withWorkerStopped(async () => {
       const { project, domain, from } = await sender();
       [id = ''] = idsOf(await send(t.app, project, { to: 'late@example.com', from, subject: 's', body: '<p>b</p>' }));
       await t.db.db.updateTable('domains').set({ verified: false }).where('domain', '=', domain).execute();

@@ -32,6 +32,10 @@ export interface SendTestApp {
   deps: AppDeps;
   /** Starts a graphile-worker runner on this database with `deps` (silent logs). */
   startWorker(opts?: { concurrency?: number }): Promise<Runner>;
+  /** Starts the file's main worker, if it is not running. */
+  runWorker(): Promise<void>;
+  /** Runs `fn` with the main worker stopped (to stage a state by hand), then runs it again (unless `fn` did). */
+  withWorkerStopped(fn: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,15 +56,29 @@ export async function createSendTestApp(opts: { env?: Record<string, string> } =
   const app = await buildApp(deps, { rateLimitStore: memoryStore() });
   await app.ready();
   const runners: Runner[] = [];
+  let main: Runner | undefined;
+  const startWorkerOn = async (o: { concurrency?: number } = {}) => {
+    const runner = await startWorker({ pool: db.pool, deps, log: pino({ level: 'silent' }), cron: false, concurrency: o.concurrency ?? 4 });
+    runners.push(runner);
+    return runner;
+  };
   return {
     app,
     config,
     db,
     deps,
-    async startWorker(o = {}) {
-      const runner = await startWorker({ pool: db.pool, deps, log: pino({ level: 'silent' }), cron: false, concurrency: o.concurrency ?? 4 });
-      runners.push(runner);
-      return runner;
+    startWorker: startWorkerOn,
+    async runWorker() {
+      main ??= await startWorkerOn();
+    },
+    async withWorkerStopped(fn) {
+      await main?.stop();
+      main = undefined;
+      try {
+        await fn();
+      } finally {
+        main ??= await startWorkerOn();
+      }
     },
     async close() {
       for (const r of runners) await r.stop().catch(() => undefined);
