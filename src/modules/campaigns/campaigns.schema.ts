@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AUDIENCE_TYPES, CAMPAIGN_STATUSES, EMAIL_TYPES } from '../../db/schema.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_DIRS, TEMPLATE_LIMITS } from '../templates/templates.schema.js';
+import { pageOf, pageQueryFields } from '../../http/paging.js';
+import { SORT_DIRS, TEMPLATE_LIMITS } from '../templates/templates.schema.js';
 
 export const CAMPAIGN_SORTS = ['createdAt', 'name', 'updatedAt'] as const;
 export type CampaignSort = (typeof CAMPAIGN_SORTS)[number];
@@ -80,14 +81,7 @@ export type UpdateCampaignBody = z.infer<typeof UpdateCampaignBody>;
 export const CampaignIdParams = z.object({ id: z.string() });
 
 export const ListCampaignsQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  pageSize: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(DEFAULT_PAGE_SIZE)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE))
-    .describe(`Default ${DEFAULT_PAGE_SIZE}; values over ${MAX_PAGE_SIZE} are clamped`),
+  ...pageQueryFields,
   // Checked by the service: an unrecognised value is a 400 (SPEC), not a 422.
   status: z.string().optional().describe(`One of ${CAMPAIGN_STATUSES.join(', ')}; another value is 400`),
   search: z.string().max(TEMPLATE_LIMITS.search).optional().describe('Case-insensitive substring of name, subject or sender address'),
@@ -96,13 +90,7 @@ export const ListCampaignsQuery = z.object({
 });
 export type ListCampaignsQuery = z.infer<typeof ListCampaignsQuery>;
 
-export const CampaignList = z.object({
-  data: z.array(Campaign),
-  page: z.int(),
-  pageSize: z.int(),
-  total: z.int(),
-  totalPages: z.int(),
-});
+export const CampaignList = pageOf(Campaign);
 export type CampaignList = z.infer<typeof CampaignList>;
 
 export const WrappedCampaign = z.object({ success: z.literal(true), data: Campaign });

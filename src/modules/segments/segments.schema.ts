@@ -1,10 +1,8 @@
 import { z } from 'zod';
+import { pageOf, pageQueryFields } from '../../http/paging.js';
 import { Contact } from '../contacts/contacts.schema.js';
 
 export const SEGMENT_TYPES = ['DYNAMIC', 'STATIC'] as const;
-/** GET /segments/:id/contacts: page size default and maximum (larger values are clamped). */
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 /** POST/DELETE /segments/:id/members: emails per call. */
 export const MAX_MEMBER_EMAILS = 1000;
 
@@ -47,25 +45,10 @@ export type UpdateSegmentBody = z.infer<typeof UpdateSegmentBody>;
 
 export const SegmentIdParams = z.object({ id: z.string() });
 
-export const MembersQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  pageSize: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(DEFAULT_PAGE_SIZE)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE))
-    .describe(`1 to ${MAX_PAGE_SIZE}; larger values are clamped`),
-});
+export const MembersQuery = z.object(pageQueryFields);
 export type MembersQuery = z.infer<typeof MembersQuery>;
 
-export const MemberPage = z.object({
-  data: z.array(Contact),
-  page: z.number().int(),
-  pageSize: z.number().int(),
-  total: z.number().int(),
-  totalPages: z.number().int(),
-});
+export const MemberPage = pageOf(Contact);
 export type MemberPage = z.infer<typeof MemberPage>;
 
 const Emails = z.array(z.string().trim().toLowerCase().pipe(z.email().max(254))).min(1).max(MAX_MEMBER_EMAILS);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageOf, pageQueryFields } from '../../http/paging.js';
 
 export const TEMPLATE_TYPES = ['TRANSACTIONAL', 'MARKETING', 'HEADLESS'] as const;
 export type TemplateType = (typeof TEMPLATE_TYPES)[number];
@@ -6,10 +7,6 @@ export const TEMPLATE_SORTS = ['createdAt', 'name', 'updatedAt'] as const;
 export type TemplateSort = (typeof TEMPLATE_SORTS)[number];
 export const SORT_DIRS = ['desc', 'asc'] as const;
 export type SortDir = (typeof SORT_DIRS)[number];
-
-/** GET /templates: page size default and maximum (larger values are clamped; DESIGN §10). */
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 
 /** Field limits (docs/templates.md). Lengths count UTF-16 code units; the body limit counts UTF-8 bytes. */
 export const TEMPLATE_LIMITS = {
@@ -116,14 +113,7 @@ export type UpdateTemplateBody = z.infer<typeof UpdateTemplateBody>;
 export const TemplateIdParams = z.object({ id: z.string() });
 
 export const ListTemplatesQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1).describe('1 or more; default 1; past the last page answers an empty page'),
-  pageSize: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(DEFAULT_PAGE_SIZE)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE))
-    .describe(`1 or more; default ${DEFAULT_PAGE_SIZE}; values over ${MAX_PAGE_SIZE} are clamped`),
+  ...pageQueryFields,
   type: z.enum(TEMPLATE_TYPES).optional().describe('Only templates of this type; another value is 422'),
   search: z
     .string()
@@ -135,13 +125,7 @@ export const ListTemplatesQuery = z.object({
 });
 export type ListTemplatesQuery = z.infer<typeof ListTemplatesQuery>;
 
-export const TemplateList = z.object({
-  data: z.array(Template),
-  page: z.int(),
-  pageSize: z.int().describe('After clamping'),
-  total: z.int().describe('Size of the filtered set'),
-  totalPages: z.int().describe('ceil(total / pageSize); 0 when nothing matches'),
-});
+export const TemplateList = pageOf(Template);
 export type TemplateList = z.infer<typeof TemplateList>;
 
 export const TemplateUsage = z.object({
