@@ -35,15 +35,13 @@ export async function insertAttachmentSet(trx: Transaction<Database>, projectId:
   return row.id;
 }
 
-/** One email row to insert (already rendered). */
-export interface NewEmail {
+/** What an email row holds of its message: envelope, headers and the rendered content. */
+interface EmailMessage {
   id: string;
   projectId: string;
   contactId: string | null;
   source: EmailSource;
   type: EmailType;
-  templateId: string | null;
-  campaignId?: string | null;
   toEmail: string;
   toName: string | null;
   fromEmail: string;
@@ -54,6 +52,12 @@ export interface NewEmail {
   headers: Record<string, string>;
   attachmentSetId: string | null;
   messageId: string;
+}
+
+/** One email row to insert (already rendered). */
+export interface NewEmail extends EmailMessage {
+  templateId: string | null;
+  campaignId?: string | null;
   /** PENDING (to deliver) or CANCELLED (never to deliver, with `error` saying why). */
   status: Extract<EmailStatus, 'PENDING' | 'CANCELLED'>;
   error: string | null;
@@ -116,23 +120,8 @@ export async function enqueueEmails(trx: Transaction<Database>, emailIds: readon
 }
 
 /** An email as delivery needs it, with its project's settings. */
-export interface DeliveryEmail {
-  id: string;
-  projectId: string;
-  contactId: string | null;
-  source: EmailSource;
-  type: EmailType;
+export interface DeliveryEmail extends EmailMessage {
   status: EmailStatus;
-  toEmail: string;
-  toName: string | null;
-  fromEmail: string;
-  fromName: string | null;
-  replyTo: string | null;
-  subject: string;
-  html: string;
-  headers: Record<string, string>;
-  attachmentSetId: string | null;
-  messageId: string;
   attempts: number;
   /** The reason of an earlier failed attempt, if any. */
   error: string | null;
