@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { createTestApp } from './helpers/app.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'config-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,11 +24,8 @@ describe('config', () => {
       redisUrl: undefined,
       rateLimitPerMinute: 1000,
       idempotencyTtlHours: 24,
-      webhookAllowPrivate: false,
       snsVerify: true,
       snsTopicArns: [],
-      stripe: undefined,
-      oauth: { github: undefined, google: undefined },
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -45,7 +43,6 @@ describe('config', () => {
     [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
     [{ DNS_SERVERS: '1.1.1.1,bad server' }, /DNS_SERVERS/],
     [{ SECRET: 'short' }, /SECRET/],
-    [{ GITHUB_CLIENT_ID: 'id-only' }, /GITHUB_CLIENT_SECRET/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ SNS_VERIFY: 'sometimes' }, /SNS_VERIFY/],
     [{ SNS_TOPIC_ARNS: 'not-an-arn' }, /SNS_TOPIC_ARNS/],
@@ -68,11 +65,6 @@ describe('config', () => {
       REDIS_URL: 'redis://localhost:6379',
       RATE_LIMIT_PER_MINUTE: '50',
       IDEMPOTENCY_TTL_HOURS: '48',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      STRIPE_SECRET_KEY: 'sk_test_x',
-      STRIPE_WEBHOOK_SECRET: 'whsec_x',
-      GOOGLE_CLIENT_ID: 'g',
-      GOOGLE_CLIENT_SECRET: 'gs',
     });
     expect(c).toMatchObject({
       port: 9000,
@@ -83,9 +75,6 @@ describe('config', () => {
       signupEnabled: false,
       rateLimitPerMinute: 50,
       idempotencyTtlHours: 48,
-      webhookAllowPrivate: true,
-      stripe: { secretKey: 'sk_test_x', webhookSecret: 'whsec_x' },
-      oauth: { github: undefined, google: { clientId: 'g', clientSecret: 'gs' } },
     });
   });
 
@@ -100,5 +89,34 @@ describe('config', () => {
 
   it('names DATA_DIR when it cannot be written', () => {
     expect(() => loadConfig({ DATA_DIR: '/proc/not-writable' })).toThrow(/DATA_DIR/);
+  });
+});
+
+/** Variables of features that are not built (billing, OAuth login, workflow webhooks). */
+const UNBUILT = {
+  STRIPE_SECRET_KEY: 'sk_test_x',
+  STRIPE_WEBHOOK_SECRET: 'whsec_x',
+  GITHUB_CLIENT_ID: 'gh',
+  GITHUB_CLIENT_SECRET: 'ghs',
+  GOOGLE_CLIENT_ID: 'g',
+  GOOGLE_CLIENT_SECRET: 'gs',
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+};
+
+describe('features that are not built', () => {
+  it('are not read: their variables neither fail the start nor appear in the configuration', () => {
+    const c = loadConfig({ ...base, ...UNBUILT, GITHUB_CLIENT_SECRET: '' });
+    expect(Object.keys(c).sort()).toEqual(Object.keys(loadConfig(base)).sort());
+  });
+
+  it('GET /config advertises no OAuth provider and no billing even with their variables set', async () => {
+    const t = await createTestApp({ env: { ...UNBUILT, SIGNUP_ENABLED: 'true' } });
+    try {
+      const res = await t.app.inject({ method: 'GET', url: '/config' });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ signupEnabled: true, oauthProviders: [], billingEnabled: false });
+    } finally {
+      await t.close();
+    }
   });
 });
