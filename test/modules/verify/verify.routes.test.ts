@@ -132,8 +132,8 @@ describe('POST /v1/verify', () => {
     const email = `${'a'.repeat(60)}@${Array.from({ length: 5 }, () => 'b'.repeat(45)).join('.')}.test`;
     expect(email.length).toBeGreaterThan(254);
     const res = await verify({ email });
-    if (res.statusCode === 422) expect(res.json().error.errors[0].field).toBe('email');
-    else expect(res.json().data).toMatchObject({ valid: false, reasons: ['invalid_format'] });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ valid: false, reasons: ['invalid_format'] });
   });
 
   it('rejects a public key with 401 INVALID_API_KEY', async () => {
