@@ -287,6 +287,9 @@ export interface SegmentMembersTable {
 
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+/** Why a campaign is CANCELLED (docs/campaigns.md): by a caller, or by the service when its send job cannot proceed. */
+export const CAMPAIGN_STATUS_REASONS = ['CANCELLED_BY_USER', 'AUDIENCE_UNUSABLE', 'START_FAILED'] as const;
+export type CampaignStatusReason = (typeof CAMPAIGN_STATUS_REASONS)[number];
 export const AUDIENCE_TYPES = ['ALL', 'SEGMENT', 'FILTERED'] as const;
 export type AudienceType = (typeof AUDIENCE_TYPES)[number];
 
@@ -309,6 +312,8 @@ export interface CampaignsTable {
   total_recipients: ColumnType<number, number | undefined, number>;
   sent_at: Date | null;
   cancelled_at: Date | null;
+  status_reason: CampaignStatusReason | null;
+  status_message: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
