@@ -60,11 +60,12 @@ describe('sending a campaign', () => {
     });
   });
 
-  it('TRANSACTIONAL campaigns also reach unsubscribed contacts', async () => {
+  it('TRANSACTIONAL campaigns also reach unsubscribed contacts; scheduledFor null sends now (SPEC)', async () => {
     const s = await sender(t);
     const contacts = await seedContacts(t.db, s.project.id, 4, { unsubscribedEvery: 2, tag: `t${Date.now()}-` });
     const c = await createCampaign(t, s, { type: 'TRANSACTIONAL' });
-    expect((await send(s, c.id)).statusCode).toBe(200);
+    const res = await send(s, c.id, { scheduledFor: null });
+    expect(res.json()).toMatchObject({ data: { status: 'SENDING', scheduledFor: null } });
     const row = await waitForCampaign(t, c.id, ['SENT']);
     expect(row.total_recipients).toBe(4);
     for (const x of contacts) expect(deliveredTo(x.email)).toBe(1);
