@@ -225,6 +225,10 @@ export interface EmailsTable {
   message_id: string;
   error: string | null;
   attempts: ColumnType<number, number | undefined, number>;
+  /** Set (committed) right before the current SMTP attempt's final dot; null before that (migration 0012). */
+  end_of_data_at: Date | null;
+  /** SENT without the relay's 250: the worker died after the final dot (docs/sending.md). */
+  unconfirmed: ColumnType<boolean, boolean | undefined, boolean>;
   sent_at: Date | null;
   delivered_at: Date | null;
   opened_at: Date | null;

@@ -26,6 +26,8 @@ describe('dns lookups through DNS_SERVERS', () => {
     const started = Date.now();
     const slow = await dns.txt('slow.example.test');
     expect(slow.status).toBe('error');
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Ends at its 200 ms timeout instead of hanging: the bound only needs to sit far below a
+    // hang and far above a loaded 2-core machine's scheduling noise.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

@@ -134,7 +134,8 @@ describe('GroupCommit', () => {
     const pending = [1, 2, 3].map((id) => b.submit({ group: 'p', id }));
     const started = Date.now();
     await b.close();
-    expect(Date.now() - started).toBeLessThan(1000);
+    // The window is 60 s: anything well below it proves close() did not wait it out.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(await Promise.all(pending)).toEqual(['p:1', 'p:2', 'p:3']);
     await expect(b.submit({ group: 'p', id: 4 })).rejects.toBeInstanceOf(GroupCommitClosedError);
   });

@@ -74,7 +74,8 @@ describe('verify service: DNS findings', () => {
     expect(r.valid).toBe(false);
     expect(r.reasons).toEqual(['dns_timeout']);
     expect(r.reasons).not.toContain('domain_not_found');
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Bounded by the lookup timeout rather than hanging; generous for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('stays valid when only the website lookup times out, and says the website is unknown', async () => {
