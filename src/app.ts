@@ -9,6 +9,7 @@ import { registerErrorHandling } from './http/error-handler.js';
 import { idempotencyPlugin } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { rateLimitPlugin, type RateLimitStore } from './http/rate-limit.js';
+import { serializeRequest } from './http/request-log.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { contactJobsRoutes } from './modules/contacts/bulk.routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
@@ -16,6 +17,7 @@ import { fieldsRoutes } from './modules/contacts/fields.routes.js';
 import { campaignsRoutes } from './modules/campaigns/campaigns.routes.js';
 import { domainsRoutes } from './modules/domains/domains.routes.js';
 import { sendRoutes } from './modules/emails/send.routes.js';
+import { emailsRoutes } from './modules/emails/emails.routes.js';
 import { segmentsRoutes } from './modules/segments/segments.routes.js';
 import { eventsRoutes } from './modules/events/events.routes.js';
 import { templatesRoutes } from './modules/templates/templates.routes.js';
@@ -63,7 +65,8 @@ export const REDACT = [
 /** Registers plugins and modules; nothing else. The caller listens (or injects). */
 export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    // The request serializer redacts tokens and search terms from logged URLs, whatever logger is passed.
+    ...(opts.logger ? { loggerInstance: opts.logger.child({}, { serializers: { req: serializeRequest } }) } : { logger: false }),
     genReqId: () => randomUUID(),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: DEFAULT_BODY_LIMIT,
@@ -107,6 +110,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(domainsRoutes, deps);
   await app.register(templatesRoutes, deps);
   await app.register(sendRoutes, deps);
+  await app.register(emailsRoutes, deps);
   await app.register(verifyRoutes, deps);
   await app.register(trackingRoutes, deps);
   await app.register(webhooksRoutes, deps);

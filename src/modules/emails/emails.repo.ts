@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, EmailSource, EmailStatus, EmailType, StoredAttachment, TemplateRow, TrackingMode } from '../../db/schema.js';
+import type { Database, EmailRow, EmailSource, EmailStatus, EmailType, StoredAttachment, TemplateRow, TrackingMode } from '../../db/schema.js';
 import { Tasks } from '../../jobs/queue.js';
 import { isUuid } from '../../lib/uuid.js';
 import { captureMessage, type CapturedMessage } from '../../mail/transports/capture.js';
@@ -181,6 +181,11 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     projectDisabled: r.disabled,
     ...(recipient && { recipient }),
   };
+}
+
+/** One email of the project (GET /emails/:id), or undefined. */
+export async function findProjectEmail(db: Db, projectId: string, emailId: string): Promise<EmailRow | undefined> {
+  return db.selectFrom('emails').selectAll().where('id', '=', emailId).where('project_id', '=', projectId).executeTakeFirst();
 }
 
 export async function findAttachments(db: Db, attachmentSetId: string): Promise<StoredAttachment[]> {

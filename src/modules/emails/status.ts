@@ -72,6 +72,8 @@ export async function recordMilestone(
     UPDATE emails e SET
       ${column} = coalesce(e.${column}, now()),
       status = CASE WHEN ${rankCase} < ${rank} THEN ${input.status} ELSE e.status END,
+      -- The relay took it after all: a delivery, open… of an unconfirmed email confirms it.
+      unconfirmed = false,
       updated_at = now()
       ${counter}
     FROM before b
