@@ -1,16 +1,11 @@
-import { likePattern } from '../db/query.js';
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { likePattern } from '../db/query.js';
 import type { Database } from '../db/schema.js';
-import {
-  type ConditionTree,
-  ConditionTreeSchema,
-  type FieldRef,
-  type Filter,
-  MAX_DEPTH,
-  NUMERIC_STRING,
-  parseField,
-  type Unit,
-} from './tree.js';
+import { validationError } from '../http/errors.js';
+import { parseDate } from '../lib/dates.js';
+import { resolveReferences, type SegmentNode } from './graph.js';
+import { type ConditionTree, type FieldRef, type Filter, NUMERIC_STRING, parseField, type Unit } from './tree.js';
+import { checkTree } from './validate.js';
 
 type Bool = RawBuilder<SqlBool>;
 const TRUE: Bool = sql<SqlBool>`TRUE`;
@@ -21,13 +16,13 @@ const UNIT_INTERVAL: Record<Unit, string> = { minutes: '1 minute', hours: '1 hou
 const COMPARE_SQL = { greaterThan: '>', lessThan: '<', greaterThanOrEqual: '>=', lessThanOrEqual: '<=' } as const;
 
 interface Ctx {
-  db: Kysely<Database>;
   projectId: string;
   /** The contacts row alias, as an identifier. */
   c: RawBuilder<unknown>;
-  /** Segments being inlined (guards against a cycle stored before validation existed). */
-  inlining: Set<string>;
-  depth: number;
+  /** Every referenced segment found, by lower-cased id. */
+  segments: Map<string, SegmentNode>;
+  /** The CTE name of each segment compiled live (DYNAMIC untracked). */
+  defined: Map<string, string>;
 }
 
 const and = (parts: Bool[]): Bool => (parts.length === 0 ? TRUE : parts.length === 1 ? (parts[0] ?? TRUE) : sql<SqlBool>`(${sql.join(parts, sql` AND `)})`);
@@ -38,18 +33,17 @@ const ago = (f: Filter) => sql`(now() - ${Number(f.value)}::double precision * i
 const likeAny = (v: unknown) => likePattern(String(v));
 const contains = (col: RawBuilder<unknown>, v: unknown) => sql<SqlBool>`COALESCE(${col} ILIKE ${likeAny(v)}, FALSE)`;
 
-async function compileTree(ctx: Ctx, tree: ConditionTree): Promise<Bool> {
-  const groups: Bool[] = [];
-  for (const group of tree.groups) {
-    const parts: Bool[] = [];
-    for (const f of group.filters) parts.push(await compileFilter(ctx, f));
-    if (group.conditions) parts.push(await compileTree(ctx, group.conditions));
-    groups.push(and(parts));
-  }
+/** Recursion bounded by MAX_DEPTH: every tree compiled here passed `checkTree`. */
+function compileTree(ctx: Ctx, tree: ConditionTree): Bool {
+  const groups = tree.groups.map((group) => {
+    const parts = group.filters.map((f) => compileFilter(ctx, f));
+    if (group.conditions) parts.push(compileTree(ctx, group.conditions));
+    return and(parts);
+  });
   return tree.logic === 'OR' ? or(groups) : and(groups);
 }
 
-async function compileFilter(ctx: Ctx, f: Filter): Promise<Bool> {
+function compileFilter(ctx: Ctx, f: Filter): Bool {
   const ref = parseField(f.field);
   if (!ref) throw new Error(`condition not validated: unknown field ${f.field}`);
   switch (ref.kind) {
@@ -90,8 +84,15 @@ function dateCompare(col: RawBuilder<unknown>, f: Filter, opts: { nullable: bool
       ? sql`${col} >= ${ago(f)}`
       : f.operator === 'olderThan'
         ? sql`${col} < ${ago(f)}`
-        : sql`${col} ${sql.raw(COMPARE_SQL[f.operator as keyof typeof COMPARE_SQL])} ${String(f.value)}::timestamptz`;
+        : sql`${col} ${sql.raw(COMPARE_SQL[f.operator as keyof typeof COMPARE_SQL])} ${dateValue(f.value)}::timestamptz`;
   return opts.nullable ? sql`COALESCE(${compared}, FALSE)` : sql<SqlBool>`${compared}`;
+}
+
+/** The validated date as an ISO instant with its offset: PostgreSQL reads it the same in any time zone. */
+function dateValue(v: unknown): string {
+  const date = parseDate(v);
+  if (!date) throw new Error('condition not checked: a date value does not parse');
+  return date.toISOString();
 }
 
 /** The jsonb forms a value may be stored as (42 and "42"; true and "true"). */
@@ -159,44 +160,64 @@ function activityFilter(ctx: Ctx, ref: Extract<FieldRef, { kind: 'event' | 'emai
   return f.operator === 'notTriggered' || f.operator === 'notTriggeredWithin' ? not(exists) : exists;
 }
 
-async function segmentFilter(ctx: Ctx, rawId: string, f: Filter): Promise<Bool> {
+/**
+ * A DYNAMIC untracked segment: membership of its CTE (its condition, compiled once however many
+ * filters reference it). STATIC or tracked: its member rows (for tracked ones, the membership as
+ * of its last compute). A missing segment has no members.
+ */
+function segmentFilter(ctx: Ctx, rawId: string, f: Filter): Bool {
   const id = rawId.toLowerCase();
-  const member = await segmentMembership(ctx, id);
+  const cte = ctx.defined.get(id);
+  const seg = ctx.segments.get(id);
+  const member = cte
+    ? sql<SqlBool>`${ctx.c}.id IN (SELECT id FROM ${sql.id(cte)})`
+    : seg
+      ? sql<SqlBool>`EXISTS (SELECT 1 FROM segment_members sm WHERE sm.segment_id = ${id}::uuid AND sm.contact_id = ${ctx.c}.id)`
+      : FALSE;
   return f.operator === 'memberOfSegment' ? member : not(member);
 }
 
-/**
- * DYNAMIC untracked segment: its condition inline (live). STATIC or tracked: its member rows
- * (for tracked ones, the membership as of its last compute). A missing segment has no members.
- */
-async function segmentMembership(ctx: Ctx, id: string): Promise<Bool> {
-  const seg = await ctx.db
-    .selectFrom('segments')
-    .select(['id', 'type', 'condition', 'track_membership'])
-    .where('project_id', '=', ctx.projectId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (!seg) return FALSE;
-  if (seg.type === 'DYNAMIC' && !seg.track_membership) {
-    const tree = ConditionTreeSchema.safeParse(seg.condition);
-    if (!tree.success || ctx.inlining.has(id) || ctx.depth >= MAX_DEPTH) return FALSE;
-    const inner: Ctx = { ...ctx, inlining: new Set([...ctx.inlining, id]), depth: ctx.depth + 1 };
-    return sql<SqlBool>`(${await compileTree(inner, tree.data)})`;
-  }
-  return sql`EXISTS (SELECT 1 FROM segment_members sm WHERE sm.segment_id = ${id}::uuid AND sm.contact_id = ${ctx.c}.id)`;
+export interface CompileOptions {
+  /** Field named by a 422 about the condition (default `condition`). */
+  fieldPrefix?: string;
 }
 
 /**
  * ONE SQL boolean expression over the contacts row aliased `alias` (default `c`). Every value is
- * a bound parameter. The tree must have passed `validateCondition`. The caller still scopes the
- * query to the project (`c.project_id = …`); this expression assumes it.
- * Empty tree or empty group: matches every contact.
+ * a bound parameter. The caller still scopes the query to the project (`c.project_id = …`); this
+ * expression assumes it. Empty tree or empty group: matches every contact.
+ *
+ * The tree may come from storage: it is checked again (`checkTree`) and so is every segment it
+ * references, loaded once per level of references; whatever no longer passes, or exceeds the
+ * expanded limits, is a 422 naming `fieldPrefix`, never SQL that fails. Segments compiled live
+ * are defined once each, as MATERIALIZED CTEs of their member ids inside one uncorrelated
+ * subquery, so the SQL grows with the number of segments, not the number of paths to them.
  */
 export async function compileCondition(
   db: Kysely<Database>,
   projectId: string,
-  tree: ConditionTree,
+  tree: unknown,
   alias = 'c',
+  opts: CompileOptions = {},
 ): Promise<RawBuilder<SqlBool>> {
-  return compileTree({ db, projectId, c: sql.id(alias), inlining: new Set(), depth: 0 }, tree);
+  const prefix = opts.fieldPrefix ?? 'condition';
+  const checked = checkTree(tree, prefix);
+  if (checked.errors) throw validationError(checked.errors);
+  const resolved = await resolveReferences(db, projectId, checked.ok, { prefix, purpose: 'compile' });
+  if (resolved.errors.length > 0) throw validationError(resolved.errors);
+  if (resolved.order.length === 0) {
+    return compileTree({ projectId, c: sql.id(alias), segments: resolved.nodes, defined: new Map() }, checked.ok.tree);
+  }
+  const inner: Ctx = { projectId, c: sql.id('c'), segments: resolved.nodes, defined: new Map() };
+  const ctes = resolved.order.map((id, i) => {
+    const node = resolved.nodes.get(id);
+    if (!node?.checked) throw new Error(`segment ${id} ordered but not followed`);
+    const name = `seg_${i}`;
+    const body = compileTree(inner, node.checked.tree);
+    inner.defined.set(id, name); // after its body: a segment's condition refers only to earlier CTEs
+    return sql`${sql.id(name)} AS MATERIALIZED (SELECT c.id FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${body})`;
+  });
+  const where = compileTree(inner, checked.ok.tree);
+  return sql<SqlBool>`${sql.id(alias)}.id IN (WITH ${sql.join(ctes)}
+    SELECT c.id FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${where})`;
 }

@@ -1,16 +1,19 @@
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { compileCondition as compile } from './compile.js';
+import { compileCondition as compile, type CompileOptions } from './compile.js';
 import type { ConditionTree } from './tree.js';
 import { validateCondition as validate, type ValidateOptions } from './validate.js';
 
-export { ConditionTreeSchema, type ConditionTree } from './tree.js';
-export { referencedSegmentIds, type ValidateOptions } from './validate.js';
+export { ConditionTreeSchema, type ConditionTree, MAX_DEPTH, MAX_EXPANDED_FILTERS, MAX_EXPANDED_REFERENCES, MAX_FILTERS, MAX_GROUPS } from './tree.js';
+export type { CompileOptions } from './compile.js';
+export type { ValidateOptions } from './validate.js';
 
 /**
  * Throws ApiError 422 VALIDATION_ERROR whose errors[] name the filter, e.g. field
- * `condition.groups.0.filters.1.operator` (prefix given by caller). Checks fields, operators per
- * field kind, units, value types, referenced segments exist in the project (and no cycles).
+ * `condition.groups.0.filters.1.operator` (prefix given by caller). Checks size limits (depth,
+ * groups, filters) before anything recursive, fields, operators per field kind, units, value
+ * types (dates: src/lib/dates.ts), and the referenced segments: of the project, no cycles, and
+ * the whole referenced graph within MAX_EXPANDED_FILTERS / MAX_EXPANDED_REFERENCES.
  */
 export async function validateCondition(
   db: Kysely<Database>,
@@ -22,14 +25,19 @@ export async function validateCondition(
   return validate(db, projectId, tree, fieldPrefix, opts);
 }
 
-/** ONE SQL boolean expression over the contacts row aliased `alias` (default 'c'); values always bound parameters. */
+/**
+ * ONE SQL boolean expression over the contacts row aliased `alias` (default 'c'); values always
+ * bound parameters. `tree` may be stored data: it is checked again, with the segments it
+ * references, and anything unusable is a 422 (field `opts.fieldPrefix`, default `condition`).
+ */
 export async function compileCondition(
   db: Kysely<Database>,
   projectId: string,
-  tree: ConditionTree,
+  tree: unknown,
   alias?: string,
+  opts?: CompileOptions,
 ): Promise<RawBuilder<SqlBool>> {
-  return compile(db, projectId, tree, alias);
+  return compile(db, projectId, tree, alias, opts);
 }
 
 /**

@@ -129,10 +129,19 @@ export const WINDOWED: readonly Operator[] = ['within', 'olderThan', 'triggeredW
 export const VALUELESS: readonly Operator[] = ['exists', 'notExists', 'triggered', 'notTriggered', 'memberOfSegment', 'notMemberOfSegment'];
 /** Largest window accepted (in its unit), so the interval arithmetic can never overflow. */
 export const MAX_WINDOW = 1_000_000;
-/** Deepest nesting of `conditions` (and of segment references) accepted. */
+/** Deepest nesting of `conditions` in one tree, and longest chain of segment references, accepted. */
 export const MAX_DEPTH = 8;
+/** Groups of one tree, all nesting levels together. */
+export const MAX_GROUPS = 200;
+/** Filters of one tree, all nesting levels together. */
+export const MAX_FILTERS = 500;
+/**
+ * Filters of a condition plus those of every segment it references (directly or through other
+ * segments), each segment counted once: the size of the SQL it compiles to (docs/conditions.md).
+ */
+export const MAX_EXPANDED_FILTERS = 1000;
+/** `segment.<id>` filters of a condition plus those of every segment it references, each segment counted once. */
+export const MAX_EXPANDED_REFERENCES = 100;
 
 /** A plain decimal number written as a string ("42", "-1.5", " 3 "). */
 export const NUMERIC_STRING = /^\s*[-+]?(\d+\.?\d*|\.\d+)\s*$/;
-/** The leading part of an ISO 8601 date (the value must also parse). */
-export const ISO_DATE_PREFIX = /^\d{4}-\d{2}-\d{2}/;

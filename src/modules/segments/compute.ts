@@ -1,18 +1,17 @@
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
-import { compileCondition, ConditionTreeSchema } from '../../conditions/index.js';
+import { compileCondition } from '../../conditions/index.js';
 import type { Database, SegmentRow } from '../../db/schema.js';
 import { countContacts, countMembers, memberOf, segmentSlug, setMemberCount } from './segments.repo.js';
 import type { ComputeResult } from './segments.schema.js';
 
 /**
  * The live membership of a segment as a condition over contacts `c`: DYNAMIC → its compiled
- * condition, STATIC → its member rows. A stored condition that no longer parses matches nobody.
+ * condition, STATIC → its member rows. A stored condition that no longer passes validation, or
+ * whose referenced segments exceed the limits, is a 422 on field `condition` (compileCondition).
  */
 export async function membershipCondition(db: Kysely<Database>, seg: SegmentRow): Promise<RawBuilder<SqlBool>> {
   if (seg.type === 'STATIC') return memberOf(seg.id);
-  const tree = ConditionTreeSchema.safeParse(seg.condition);
-  if (!tree.success) return sql<SqlBool>`FALSE`;
-  return compileCondition(db, seg.project_id, tree.data, 'c');
+  return compileCondition(db, seg.project_id, seg.condition, 'c');
 }
 
 /** Create and a condition change wait this long for the segment's first count (it goes on after). */
@@ -21,13 +20,16 @@ export const COUNT_ON_WRITE_MS = 2_000;
 /** Live counts running in this process, by segment and condition: a second caller joins the first. */
 const counting = new Map<string, Promise<number>>();
 
-/** Counts a segment's live members and caches the count; one count per segment and condition at a time here. */
-export function recount(db: Kysely<Database>, seg: SegmentRow): Promise<number> {
+/**
+ * Counts a segment's live members and caches the count; one count per segment and condition at a
+ * time here. `where`: the segment's membershipCondition when the caller has compiled it already.
+ */
+export function recount(db: Kysely<Database>, seg: SegmentRow, where?: RawBuilder<SqlBool>): Promise<number> {
   const key = `${seg.id}:${JSON.stringify(seg.condition)}`;
   let running = counting.get(key);
   if (!running) {
     running = (async () => {
-      const count = await countContacts(db, seg.project_id, await membershipCondition(db, seg));
+      const count = await countContacts(db, seg.project_id, where ?? (await membershipCondition(db, seg)));
       await setMemberCount(db, seg.id, count, { countedFor: seg.condition });
       return count;
     })().finally(() => counting.delete(key));

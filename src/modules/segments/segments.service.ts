@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder, SqlBool } from 'kysely';
 import { validateCondition } from '../../conditions/index.js';
 import type { Database, SegmentRow } from '../../db/schema.js';
 import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
@@ -106,7 +106,7 @@ export async function listMembers(db: Kysely<Database>, projectId: string, id: s
   const where = await membershipCondition(db, seg);
   const [rows, total] = await Promise.all([
     pageContacts(db, projectId, where, { limit: query.pageSize, offset: (query.page - 1) * query.pageSize }),
-    seg.type === 'DYNAMIC' ? memberTotal(db, seg) : countMembers(db, seg.id),
+    seg.type === 'DYNAMIC' ? memberTotal(db, seg, LIVE_COUNT_WAIT_MS, where) : countMembers(db, seg.id),
   ]);
   return { data: rows.map(rowToContact), page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) };
 }
@@ -120,10 +120,10 @@ export const LIVE_COUNT_WAIT_MS = 120;
  * current condition exists: then that one, while the live count finishes in the background and
  * replaces it. Never counted for this condition: the live count, however long.
  */
-export async function memberTotal(db: Kysely<Database>, seg: SegmentRow, waitMs = LIVE_COUNT_WAIT_MS): Promise<number> {
+export async function memberTotal(db: Kysely<Database>, seg: SegmentRow, waitMs = LIVE_COUNT_WAIT_MS, where?: RawBuilder<SqlBool>): Promise<number> {
   const cached = await cachedCount(db, seg.id);
   if (cached?.fresh) return cached.count;
-  const live = recount(db, seg);
+  const live = recount(db, seg, where);
   if (!cached) return live;
   return (await within(live, waitMs)) ?? cached.count;
 }
