@@ -9,6 +9,7 @@ import { registerErrorHandling } from './http/error-handler.js';
 import { idempotencyPlugin } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
 import { rateLimitPlugin, type RateLimitStore } from './http/rate-limit.js';
+import { serializeRequest } from './http/request-log.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { contactJobsRoutes } from './modules/contacts/bulk.routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
@@ -64,7 +65,8 @@ export const REDACT = [
 /** Registers plugins and modules; nothing else. The caller listens (or injects). */
 export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    // The request serializer redacts tokens and search terms from logged URLs, whatever logger is passed.
+    ...(opts.logger ? { loggerInstance: opts.logger.child({}, { serializers: { req: serializeRequest } }) } : { logger: false }),
     genReqId: () => randomUUID(),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: DEFAULT_BODY_LIMIT,

@@ -13,6 +13,7 @@ import * as m0009 from './migrations/0009_outbox_subject.js';
 import * as m0010 from './migrations/0010_segment_condition_changed_at.js';
 import * as m0011 from './migrations/0011_campaign_status_reason.js';
 import * as m0012 from './migrations/0012_email_delivery_stage.js';
+import * as m0013 from './migrations/0013_login_throttle_sessions.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0010_segment_condition_changed_at': m0010,
   '0011_campaign_status_reason': m0011,
   '0012_email_delivery_stage': m0012,
+  '0013_login_throttle_sessions': m0013,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

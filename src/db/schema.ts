@@ -20,6 +20,20 @@ export interface UsersTable {
   updated_at: Timestamp;
 }
 
+/** Failed sign-ins of one email (migration 0013); `key` is SHA-256 of the normalised address. */
+export interface LoginThrottlesTable {
+  key: Buffer;
+  failures: number;
+  last_failure_at: Timestamp;
+  locked_until: Date | null;
+}
+
+/** Sessions ended by logout (their JWT `jti`), kept until the token expires (migration 0013). */
+export interface EndedSessionsTable {
+  id: string;
+  expires_at: Timestamp;
+}
+
 export interface ProjectsTable {
   id: Generated<string>;
   name: string;
@@ -96,6 +110,8 @@ export interface JobsTable {
 
 export interface Database {
   users: UsersTable;
+  login_throttles: LoginThrottlesTable;
+  ended_sessions: EndedSessionsTable;
   projects: ProjectsTable;
   memberships: MembershipsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -32,15 +32,20 @@ async function projectByKey(db: Kysely<Database>, key: string): Promise<ProjectC
   return row;
 }
 
-/** A session is live while its user exists and it was issued after their last password reset. */
-const liveSession = (issuedAtMs: number) => sql<boolean>`u.sessions_valid_after < to_timestamp(${issuedAtMs / 1000})`;
+/**
+ * A session is live while its user exists, it was issued after their last password reset and
+ * it was not ended by logout: conditions of the one query each session request makes anyway.
+ */
+const liveSession = (claims: SessionClaims) =>
+  sql<boolean>`u.sessions_valid_after < to_timestamp(${claims.issuedAtMs / 1000})
+    AND NOT EXISTS (SELECT 1 FROM ended_sessions e WHERE e.id = ${claims.sessionId})`;
 
 async function sessionUserExists(db: Kysely<Database>, claims: SessionClaims): Promise<boolean> {
   const row = await db
     .selectFrom('users as u')
     .select('u.id')
     .where('u.id', '=', claims.userId)
-    .where(liveSession(claims.issuedAtMs))
+    .where(liveSession(claims))
     .executeTakeFirst();
   return row !== undefined;
 }
@@ -57,7 +62,7 @@ async function projectByMembership(
     .select(['p.id', 'p.disabled', 'p.disabled_reason', 'p.tracking', 'm.role'])
     .where('m.user_id', '=', claims.userId)
     .where('m.project_id', '=', projectId)
-    .where(liveSession(claims.issuedAtMs))
+    .where(liveSession(claims))
     .executeTakeFirst();
 }
 

@@ -1,21 +1,29 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { SignJWT, jwtVerify } from 'jose';
+import { isUuid } from '../lib/uuid.js';
 
 export const SESSION_COOKIE = 'session';
 const SESSION_TTL_SECONDS = 7 * 24 * 60 * 60;
 
-/** Signs and reads the dashboard session: cookie `session`, JWT HS256 `{sub: userId}`, 7 days. */
+/**
+ * Signs and reads the dashboard session: cookie `session`, JWT HS256 `{sub: userId, jti}`, 7 days.
+ * `jti` names the session so logout can end it server-side (the auth check refuses ended ones).
+ */
 export interface Sessions {
   issue(reply: FastifyReply, userId: string): Promise<void>;
   clear(reply: FastifyReply): void;
-  /** The user id and issue time (unix milliseconds) of a valid token, or undefined. */
+  /** The claims of a valid token, or undefined. */
   verify(token: string): Promise<SessionClaims | undefined>;
 }
 
 export interface SessionClaims {
   userId: string;
+  /** Issue time, unix milliseconds. */
   issuedAtMs: number;
+  /** The token's `jti`: a random UUID per sign-in. */
+  sessionId: string;
+  expiresAt: Date;
 }
 
 export function createSessions(secret: string, publicUrl: string): Sessions {
@@ -29,6 +37,7 @@ export function createSessions(secret: string, publicUrl: string): Sessions {
       const token = await new SignJWT({ iatMs: Date.now() })
         .setProtectedHeader({ alg: 'HS256' })
         .setSubject(userId)
+        .setJti(randomUUID())
         .setIssuedAt()
         .setExpirationTime(`${SESSION_TTL_SECONDS}s`)
         .sign(key);
@@ -40,8 +49,10 @@ export function createSessions(secret: string, publicUrl: string): Sessions {
     async verify(token) {
       try {
         const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'] });
-        if (typeof payload.sub !== 'string' || typeof payload.iatMs !== 'number') return undefined;
-        return { userId: payload.sub, issuedAtMs: payload.iatMs };
+        const { sub, iatMs, jti, exp } = payload;
+        // Tokens issued before sessions had a jti cannot be ended by logout: they are refused.
+        if (typeof sub !== 'string' || typeof iatMs !== 'number' || typeof jti !== 'string' || !isUuid(jti) || typeof exp !== 'number') return undefined;
+        return { userId: sub, issuedAtMs: iatMs, sessionId: jti, expiresAt: new Date(exp * 1000) };
       } catch {
         return undefined;
       }

@@ -44,16 +44,38 @@ describe('accounts', () => {
     );
   });
 
-  it('treats emails case-insensitively: a second signup with other case is 409, login works with any case', async () => {
+  it('treats emails case-insensitively: a second signup with other case changes nothing, login works with any case', async () => {
     const email = uniqueEmail('Mixed');
     await signUp(t.app, email, 'password-one');
     const dup = await t.app.inject({ method: 'POST', url: '/auth/signup', payload: { email: email.toUpperCase(), password: 'password-two' } });
-    expect(dup.statusCode).toBe(409);
-    expect(dup.json().error.code).toBe('CONFLICT');
+    expect(dup.statusCode).toBe(201);
+    expect(dup.headers['set-cookie']).toBeUndefined();
+    const rows = await t.db.db.selectFrom('users').select('id').where('email', '=', email.toLowerCase()).execute();
+    expect(rows).toHaveLength(1);
     const login = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: email.toUpperCase(), password: 'password-one' } });
     expect(login.statusCode).toBe(200);
     expect(login.json().email).toBe(email.toLowerCase());
     noHash(login.body);
+    const second = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email, password: 'password-two' } });
+    expect(second.statusCode).toBe(401);
+  });
+
+  it('answers signup for a taken address with the same status and body shape as for a new one, without a session', async () => {
+    const taken = await signUp(t.app);
+    const fresh = await t.app.inject({ method: 'POST', url: '/auth/signup', payload: { email: uniqueEmail(), password: 'longenough' } });
+    const again = await t.app.inject({ method: 'POST', url: '/auth/signup', payload: { email: taken.email, password: 'longenough' } });
+    expect(again.statusCode).toBe(fresh.statusCode);
+    const [a, b] = [fresh.json(), again.json()];
+    expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+    for (const key of Object.keys(a)) expect(typeof b[key], key).toBe(typeof a[key]);
+    expect(b).toMatchObject({ email: taken.email, isAdmin: false, emailVerified: false });
+    // The id looks like a real one (time-ordered v7) but is nobody's: the real id is not revealed.
+    expect(b.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(a.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    expect(b.id).not.toBe(taken.id);
+    expect(again.headers['set-cookie']).toBeUndefined();
+    const me = await t.app.inject({ method: 'GET', url: '/users/@me', headers: { cookie: taken.cookie } });
+    expect(me.json().id).toBe(taken.id);
   });
 
   it('refuses a wrong password or unknown email with the same 401', async () => {
@@ -83,6 +105,32 @@ describe('accounts', () => {
     const out = await t.app.inject({ method: 'GET', url: '/auth/logout', headers: { cookie: user.cookie } });
     expect(out.statusCode).toBe(200);
     expect(String(out.headers['set-cookie'])).toMatch(/^session=;.*Expires=Thu, 01 Jan 1970/);
+    // The session ended server-side: the old cookie value no longer works.
+    const after = await t.app.inject({ method: 'GET', url: '/users/@me', headers: { cookie: user.cookie } });
+    expect(after.statusCode).toBe(401);
+  });
+
+  it('logs out with POST too, ending only that session, on account and resource routes', async () => {
+    const user = await signUp(t.app);
+    const project = await t.app.inject({ method: 'POST', url: '/users/@me/projects', headers: { cookie: user.cookie }, payload: { name: 'P' } });
+    const projectId = project.json().id;
+    const login = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } });
+    const other = sessionCookie(login.headers['set-cookie']);
+
+    const out = await t.app.inject({ method: 'POST', url: '/auth/logout', headers: { cookie: user.cookie } });
+    expect(out.statusCode).toBe(200);
+    expect(out.json()).toEqual({ success: true });
+    expect(String(out.headers['set-cookie'])).toMatch(/^session=;/);
+    expect((await t.app.inject({ method: 'GET', url: '/users/@me', headers: { cookie: user.cookie } })).statusCode).toBe(401);
+    const resource = await t.app.inject({ method: 'GET', url: '/contacts', headers: { cookie: user.cookie, 'x-project-id': projectId } });
+    expect(resource.statusCode).toBe(403);
+
+    // The user's other session (another browser) is still signed in.
+    expect((await t.app.inject({ method: 'GET', url: '/users/@me', headers: { cookie: other } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/contacts', headers: { cookie: other, 'x-project-id': projectId } })).statusCode).toBe(200);
+    // Logging out again, or without a session, still answers 200 and clears the cookie.
+    expect((await t.app.inject({ method: 'POST', url: '/auth/logout', headers: { cookie: user.cookie } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/auth/logout' })).statusCode).toBe(200);
   });
 
   it('does not accept an API key on account routes', async () => {

@@ -44,6 +44,34 @@ export async function insertUser(
   }
 }
 
+/**
+ * Inserts a user unless the email is taken (then undefined, nothing written); the first user
+ * of an empty instance becomes its admin.
+ */
+export async function insertUserUnlessTaken(
+  db: Kysely<Database>,
+  input: { email: string; passwordHash: string },
+): Promise<UserRow | undefined> {
+  return db
+    .insertInto('users')
+    .values({
+      email: input.email.toLowerCase(),
+      password_hash: input.passwordHash,
+      is_admin: sql<boolean>`NOT EXISTS (SELECT 1 FROM users)`,
+    })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Ends one session (its token's `jti`) until the token expires; drops entries past their expiry. */
+export async function endSession(db: Kysely<Database>, sessionId: string, expiresAt: Date): Promise<void> {
+  await sql`
+    WITH purge AS (DELETE FROM ended_sessions WHERE expires_at < now())
+    INSERT INTO ended_sessions (id, expires_at) VALUES (${sessionId}, ${expiresAt})
+    ON CONFLICT (id) DO NOTHING`.execute(db);
+}
+
 /** Sets a new password and ends every session issued before it. */
 export async function updatePasswordHash(db: Kysely<Database>, userId: string, passwordHash: string): Promise<boolean> {
   const result = await db

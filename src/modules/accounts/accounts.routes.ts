@@ -3,38 +3,61 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
-import { findUserById, rowToUser } from './accounts.repo.js';
+import { SESSION_COOKIE } from '../../http/session.js';
+import { endSession, findUserById, rowToUser } from './accounts.repo.js';
 import { LoginBody, SignupBody, User } from './accounts.schema.js';
 import { login, signup } from './accounts.service.js';
+import { createLoginThrottle } from './login-throttle.js';
 
 export async function accountsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['Accounts'];
+  const throttle = createLoginThrottle(deps.db);
 
   r.post('/auth/signup', {
     config: { auth: 'none', rateLimit: 'ip' },
-    schema: { tags, summary: 'Create an account and sign in', body: SignupBody, response: { 201: User } },
+    schema: {
+      tags,
+      summary: 'Create an account and sign in',
+      description:
+        'A new address gets its user and the session cookie. An address that already has an account gets the same 201 ' +
+        'and body shape but no account change and no session (docs/accounts.md), so signup does not reveal who has an account.',
+      body: SignupBody,
+      response: { 201: User },
+    },
     handler: async (request, reply) => {
-      const user = await signup(deps.db, { ...request.body, signupEnabled: deps.config.signupEnabled });
-      await deps.sessions.issue(reply, user.id);
-      return reply.code(201).send(rowToUser(user));
+      const { created, user } = await signup(deps.db, { ...request.body, signupEnabled: deps.config.signupEnabled });
+      if (created) await deps.sessions.issue(reply, created.id);
+      return reply.code(201).send(user);
     },
   });
 
   r.post('/auth/login', {
     config: { auth: 'none', rateLimit: 'ip' },
-    schema: { tags, summary: 'Sign in with email and password; sets the session cookie', body: LoginBody, response: { 200: User } },
+    schema: {
+      tags,
+      summary: 'Sign in with email and password; sets the session cookie',
+      description: 'After 5 failed attempts for one email, each further failure locks it for twice as long (1 s up to 15 min): 429 with Retry-After.',
+      body: LoginBody,
+      response: { 200: User },
+    },
     handler: async (request, reply) => {
-      const user = await login(deps.db, request.body);
+      const user = await login(deps.db, throttle, request.body);
       await deps.sessions.issue(reply, user.id);
       return rowToUser(user);
     },
   });
 
-  r.get('/auth/logout', {
+  // GET (SPEC) and POST: a client may log out either way; both end the session server-side.
+  r.route({
+    method: ['GET', 'POST'],
+    url: '/auth/logout',
     config: { auth: 'none' },
-    schema: { tags, summary: 'Clear the session cookie', response: { 200: z.object({ success: z.literal(true) }) } },
-    handler: async (_request, reply) => {
+    schema: { tags, summary: 'End the session and clear its cookie', response: { 200: z.object({ success: z.literal(true) }) } },
+    handler: async (request, reply) => {
+      const token = request.cookies[SESSION_COOKIE];
+      const claims = token ? await deps.sessions.verify(token) : undefined;
+      if (claims) await endSession(deps.db, claims.sessionId, claims.expiresAt);
       deps.sessions.clear(reply);
       return { success: true as const };
     },
