@@ -76,10 +76,10 @@ describe('error envelope', () => {
     expect(error.message).toBe('Route GET /no/such/route not found');
   });
 
-  it('409 on a taken email', async () => {
-    const user = await signUp(t.app);
-    const res = await t.app.inject({ method: 'POST', url: '/auth/signup', payload: { email: user.email, password: 'longenough' } });
-    expectEnvelope(res, 409, 'CONFLICT');
+  it('409 on a conflict (a domain added twice)', async () => {
+    const add = () => t.app.inject({ method: 'POST', url: '/domains', headers: auth(), payload: { domain: 'conflict.example.com' } });
+    expect((await add()).statusCode).toBe(201);
+    expectEnvelope(await add(), 409, 'CONFLICT');
   });
 
   it('413 when the body is over the limit', async () => {
