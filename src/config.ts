@@ -98,6 +98,8 @@ const envSchema = z.object({
   REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']),
   RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 1000, 1, 10_000_000),
   IDEMPOTENCY_TTL_HOURS: int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
+  BODY_TIMEOUT_SECONDS: int('BODY_TIMEOUT_SECONDS', 30, 1, 3600),
+  UPLOAD_TIMEOUT_SECONDS: int('UPLOAD_TIMEOUT_SECONDS', 120, 1, 3600),
   SNS_VERIFY: bool('SNS_VERIFY', true),
   SNS_TOPIC_ARNS: z
     .string()
@@ -140,6 +142,10 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly rateLimitPerMinute: number;
   readonly idempotencyTtlHours: number;
+  /** A request body (JSON, forms) must arrive within this; else 408 (src/http/body-timeout.ts). */
+  readonly bodyTimeoutSeconds: number;
+  /** The same for file uploads (POST /contacts/import, up to 5 MB). */
+  readonly uploadTimeoutSeconds: number;
   /** Require valid SNS signatures on /webhooks/notifications. Default true. */
   readonly snsVerify: boolean;
   /** Accept notifications only from these SNS topics; empty means any topic. */
@@ -181,19 +187,35 @@ function loadOrCreateSecret(dataDir: string): string {
   }
 }
 
+/** Parses `env` with `schema`, or throws a ConfigError naming the first bad variable. */
+function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const name = String(issue?.path[0] ?? 'environment');
+  const message = issue?.message ?? 'invalid';
+  throw new ConfigError(message.includes(name) ? message : `${name}: ${message}`);
+}
+
+/** Where the database is: the server's DATA_DIR and DATABASE_URL rules. */
+export type DatabaseConfig = Pick<Config, 'dataDir' | 'databaseUrl'>;
+
+/**
+ * DATA_DIR and DATABASE_URL read exactly as {@link loadConfig} reads them, with no side
+ * effect: unlike loadConfig, it never creates DATA_DIR or its generated SECRET (the operator
+ * CLI must not leave a data folder where none was).
+ */
+export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
+  const e = parseEnv(envSchema.pick({ DATA_DIR: true, DATABASE_URL: true }), env);
+  return Object.freeze({ dataDir: path.resolve(e.DATA_DIR), databaseUrl: e.DATABASE_URL });
+}
+
 /**
  * The only reader of process.env. Validates every variable and fails fast with
  * a message that names the offending variable.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const name = String(issue?.path[0] ?? 'environment');
-    const message = issue?.message ?? 'invalid';
-    throw new ConfigError(message.includes(name) ? message : `${name}: ${message}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(envSchema, env);
   const dataDir = path.resolve(e.DATA_DIR);
   return Object.freeze({
     port: e.PORT,
@@ -209,6 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
+    bodyTimeoutSeconds: e.BODY_TIMEOUT_SECONDS,
+    uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
     snsVerify: e.SNS_VERIFY,
     snsTopicArns: Object.freeze(e.SNS_TOPIC_ARNS),
     logLevel: e.LOG_LEVEL,

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config.js';
+import { loadDatabaseConfig } from '../config.js';
 import { type Command, commandHelp, overallHelp } from './command.js';
 import { commands } from './commands/index.js';
 import { openCliDatabase } from './database.js';
@@ -49,8 +49,9 @@ async function main(argv: readonly string[]): Promise<number> {
     throw err;
   }
 
-  // Flags are checked before this point, so a typo never waits for PostgreSQL to start.
-  const database = await openCliDatabase(loadConfig());
+  // Flags are checked before this point, so a typo never waits for PostgreSQL to start. Which
+  // database was opened goes to stderr: stdout stays the command's output, fit for scripts.
+  const database = await openCliDatabase(loadDatabaseConfig(), printError);
   try {
     await work(database.db, print);
   } catch (err) {

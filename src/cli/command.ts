@@ -67,7 +67,8 @@ export function overallHelp(commands: readonly Command[]): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)} ${c.summary}`),
     `  ${'help'.padEnd(width)} this list; "help <command>" for a command's flags`,
     '',
-    'Database: DATABASE_URL when set, else the embedded PostgreSQL under DATA_DIR',
-    '(the running instance\'s, or started for the duration of the command).',
+    'Database: the server\'s, by the same rules: DATABASE_URL when set, else the embedded',
+    'PostgreSQL under DATA_DIR (default ./data; the running server\'s, or started for the',
+    'duration of the command). It never creates one: start the server once first.',
   ].join('\n');
 }

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
-import type { Config } from '../config.js';
+import { sql } from 'kysely';
+import type { DatabaseConfig } from '../config.js';
 import { checkConnection, connect, type Db } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { embeddedUrlFile, openDatabase } from '../db/open.js';
+import { describeDatabaseUrl, embeddedDatabaseExists, embeddedUrlFile, openDatabase } from '../db/open.js';
+import { CliError } from './flags.js';
 
 const POOL = { max: 2, applicationName: 'mailplatform-admin' } as const;
 
@@ -26,19 +28,41 @@ async function connectToRunningInstance(dataDir: string): Promise<Db | undefined
   }
 }
 
+/** The database as the server's rules find it, never a new one; `where` says which it is. */
+async function open(config: DatabaseConfig): Promise<{ db: Db; where: string }> {
+  const options = { poolSize: POOL.max, applicationName: POOL.applicationName, create: false };
+  if (config.databaseUrl) {
+    return { db: await openDatabase(config, options), where: `DATABASE_URL ${describeDatabaseUrl(config.databaseUrl)}` };
+  }
+  const running = await connectToRunningInstance(config.dataDir);
+  if (running) return { db: running, where: `the embedded database in ${config.dataDir} (running server)` };
+  // Starting PostgreSQL on an empty DATA_DIR would initialise a new, empty database: an operator
+  // who forgot the server's DATA_DIR would then work on the wrong one without noticing.
+  if (!embeddedDatabaseExists(config.dataDir)) {
+    throw new CliError(`no database in ${config.dataDir}: start the server once with \`npm start\` or pass DATA_DIR/DATABASE_URL`);
+  }
+  return { db: await openDatabase(config, options), where: `the embedded database in ${config.dataDir} (started for this command)` };
+}
+
 /**
- * The database the CLI works on: DATABASE_URL; else the embedded one of a running instance
- * (its URL file in DATA_DIR); else the embedded PostgreSQL under DATA_DIR, started here and
- * stopped by `close()`. Migrated to the latest schema, so a fresh DATA_DIR works too.
+ * The database the CLI works on, by the server's rules: DATABASE_URL; else the embedded one of
+ * a running instance (its URL file in DATA_DIR); else the embedded PostgreSQL under DATA_DIR,
+ * started here and stopped by `close()`. It never creates one: no cluster in DATA_DIR, or a
+ * database the server never set up, is refused. `note` receives the line saying which it opened.
  */
-export async function openCliDatabase(config: Config): Promise<Db> {
-  const running = config.databaseUrl ? undefined : await connectToRunningInstance(config.dataDir);
-  const db = running ?? (await openDatabase(config, { poolSize: POOL.max, applicationName: POOL.applicationName }));
+export async function openCliDatabase(config: DatabaseConfig, note: (line: string) => void): Promise<Db> {
+  const { db, where } = await open(config);
   try {
+    const { rows } = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db.db);
+    if (!rows[0]?.present) {
+      throw new CliError(`${where} has no mailplatform tables: start the server once on it (\`npm start\`)`);
+    }
+    // The server migrates on start; a CLI newer than the running server brings the schema up too.
     await migrateToLatest(db.db, db.pool);
   } catch (err) {
-    await db.close();
+    await db.close().catch(() => undefined);
     throw err;
   }
+  note(`using ${where}`);
   return db;
 }

@@ -63,7 +63,12 @@ export interface EmbeddedOptions {
   port?: number;
   /** Receives PostgreSQL's own log lines. Default: dropped. */
   onLog?: (line: string) => void;
+  /** false: refuse to initialise a new cluster when `dir` holds none (the operator CLI). Default true. */
+  create?: boolean;
 }
+
+/** Whether `dir` holds an initialised PostgreSQL cluster. */
+export const clusterExists = (dir: string): boolean => existsSync(path.join(dir, 'PG_VERSION'));
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -136,10 +141,11 @@ export function sharedBuffersMb(totalBytes = os.totalmem()): number {
 /** Starts (initialising on first use) a PostgreSQL cluster in `dir`, listening on loopback only. */
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dir = path.resolve(opts.dir);
+  if (opts.create === false && !clusterExists(dir)) throw new Error(`no PostgreSQL cluster in ${dir}`);
   mkdirSync(path.dirname(dir), { recursive: true });
   ensureTraversable(dir);
   const passwordFile = `${dir}.password`;
-  const initialised = existsSync(path.join(dir, 'PG_VERSION'));
+  const initialised = clusterExists(dir);
   if (!initialised || !existsSync(passwordFile)) {
     writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
   }
