@@ -4,6 +4,7 @@ import type { ContactRow, Database, DataValue } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { conflict } from '../../http/errors.js';
 import type { Contact, ContactSort, SortDir } from './contacts.schema.js';
+import { type DataLimitBreach, dataLimitBreach } from './data-rules.js';
 
 export function rowToContact(row: ContactRow): Contact {
   return {
@@ -106,33 +107,37 @@ export interface ContactChanges {
  * Applies a PATCH in one statement. The new values are computed from the row as updated
  * (so concurrent data merges are not lost), and a row that would not change is not written:
  * it keeps updatedAt and leaves no dead tuple. Undefined when the contact is not in the project.
- * A subscription change records its event through the contacts_subscription_change trigger.
+ * A data patch that would leave the contact over a data limit is not written: the row comes
+ * back with `breach` set. A subscription change records its event through the
+ * contacts_subscription_change trigger.
  */
 export async function updateContact(
   db: Kysely<Database>,
   projectId: string,
   id: string,
   changes: ContactChanges,
-): Promise<ContactRow | undefined> {
+): Promise<(ContactRow & { breach: DataLimitBreach | null }) | undefined> {
   const email = changes.email ?? null;
   const subscribed = changes.subscribed ?? null;
   const patch = JSON.stringify(changes.patch);
+  const merged = sql`jsonb_strip_nulls(c.data || ${patch}::jsonb)`;
   try {
-    const { rows } = await sql<ContactRow>`
+    const { rows } = await sql<ContactRow & { breach: DataLimitBreach | null }>`
       WITH updated AS (
         UPDATE contacts c
         SET email = coalesce(${email}::text, c.email),
             subscribed = coalesce(${subscribed}::boolean, c.subscribed),
-            data = jsonb_strip_nulls(c.data || ${patch}::jsonb),
+            data = ${merged},
             updated_at = now()
         WHERE c.project_id = ${projectId} AND c.id = ${id}
           AND (c.email, c.subscribed, c.data) IS DISTINCT FROM
-              (coalesce(${email}::text, c.email), coalesce(${subscribed}::boolean, c.subscribed), jsonb_strip_nulls(c.data || ${patch}::jsonb))
+              (coalesce(${email}::text, c.email), coalesce(${subscribed}::boolean, c.subscribed), ${merged})
+          AND ${dataLimitBreach(sql.ref('c.data'), merged)} IS NULL
         RETURNING c.*
       )
-      SELECT * FROM updated
+      SELECT *, NULL AS breach FROM updated
       UNION ALL
-      SELECT * FROM contacts c
+      SELECT c.*, ${dataLimitBreach(sql.ref('c.data'), merged)} FROM contacts c
       WHERE c.project_id = ${projectId} AND c.id = ${id} AND NOT EXISTS (SELECT 1 FROM updated)`.execute(db);
     return rows[0];
   } catch (err) {

@@ -28,7 +28,7 @@ import {
   type UpsertedContact,
 } from './contacts.schema.js';
 import { upsertContacts } from './contacts.upsert.js';
-import { type DataInput, normalizeEmail, resolveData } from './data-rules.js';
+import { type DataInput, dataLimitError, normalizeEmail, resolveData } from './data-rules.js';
 
 // ---- Cursor: base64url of {s: sort, d: dir, k: keyset of the last contact of the page} ----
 
@@ -133,6 +133,7 @@ export async function patchContact(db: Kysely<Database>, projectId: string, id: 
       })
     : undefined;
   if (!row) throw notFound('Contact');
+  if (row.breach) throw dataLimitError(row.breach);
   return rowToContact(row);
 }
 

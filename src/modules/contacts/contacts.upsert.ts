@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { ContactRow, Database, DataValue } from '../../db/schema.js';
+import { type DataLimitBreach, dataLimitBreach, dataLimitError } from './data-rules.js';
 
 /** One contact write by email (track, send, POST /contacts, imports). */
 export interface ContactUpsert {
@@ -20,8 +21,35 @@ export interface UpsertedContact {
   changed: boolean;
 }
 
-interface ResultRow extends ContactRow {
-  outcome: 'inserted' | 'updated' | 'unchanged';
+/** A write refused because the contact's data after it would break a limit (nothing written). */
+export interface RefusedContact {
+  email: string;
+  refused: DataLimitBreach;
+}
+
+export type UpsertOutcome = UpsertedContact | RefusedContact;
+
+export const isRefused = (o: UpsertOutcome): o is RefusedContact => 'refused' in o;
+
+type ResultRow = { email: string; breach: DataLimitBreach | null } & (
+  | (ContactRow & { outcome: 'inserted' | 'updated' | 'unchanged' })
+  | { outcome: 'refused' }
+);
+
+/**
+ * Upserts many contacts in one statement and throws 422 ({@link dataLimitError}, nothing of
+ * the caller's transaction should commit) when one of them would break a data limit. For
+ * callers that write several requests at once: {@link upsertContactsChecked}.
+ */
+export async function upsertContacts(
+  trx: Transaction<Database>,
+  projectId: string,
+  items: readonly ContactUpsert[],
+): Promise<UpsertedContact[]> {
+  const outcomes = await upsertContactsChecked(trx, projectId, items);
+  const refused = outcomes.find(isRefused);
+  if (refused) throw dataLimitError(refused.refused);
+  return outcomes as UpsertedContact[];
 }
 
 /**
@@ -29,14 +57,16 @@ interface ResultRow extends ContactRow {
  * data (`jsonb_strip_nulls(data || patch)`) and their subscription set when given (only
  * when something changes, so unchanged contacts keep updatedAt and make no dead rows);
  * missing ones are inserted. A subscription change records its event through the
- * contacts_subscription_change trigger, in this transaction. Results follow input order.
+ * contacts_subscription_change trigger, in this transaction. A contact whose data after
+ * the merge would break a limit (DATA_LIMITS, checked in the statement: no query per row)
+ * is left as it was and comes back refused. Results follow input order.
  */
-export async function upsertContacts(
+export async function upsertContactsChecked(
   trx: Transaction<Database>,
   projectId: string,
   items: readonly ContactUpsert[],
-): Promise<UpsertedContact[]> {
-  const results = new Map<string, UpsertedContact>();
+): Promise<UpsertOutcome[]> {
+  const results = new Map<string, UpsertOutcome>();
   let pending = items;
   // A contact inserted by a concurrent transaction after this statement's snapshot is
   // neither updated nor inserted (ON CONFLICT DO NOTHING); the next round updates it.
@@ -44,12 +74,16 @@ export async function upsertContacts(
     if (round === 5) throw new Error('contact upsert did not settle after 5 rounds');
     const rows = await upsertRound(trx, projectId, pending);
     for (const r of rows) {
-      const { outcome, ...row } = r;
+      if (r.outcome === 'refused') {
+        results.set(r.email, { email: r.email, refused: r.breach ?? 'keys' });
+        continue;
+      }
+      const { outcome, breach: _breach, ...row } = r;
       results.set(row.email, { row, isNew: outcome === 'inserted', changed: outcome !== 'unchanged' });
     }
     pending = pending.filter((i) => !results.has(i.email));
   }
-  return items.map((i) => results.get(i.email) as UpsertedContact);
+  return items.map((i) => results.get(i.email) as UpsertOutcome);
 }
 
 async function upsertRound(trx: Transaction<Database>, projectId: string, items: readonly ContactUpsert[]): Promise<ResultRow[]> {
@@ -65,35 +99,46 @@ async function upsertRound(trx: Transaction<Database>, projectId: string, items:
     -- LATERAL: one (project_id, email) index probe per input row, whatever the table's
     -- statistics say (a project filling up looks small to the planner until ANALYZE).
     existing AS (
-      SELECT c.*, i.patch AS in_patch, i.subscribed AS in_subscribed
+      SELECT c.*, i.patch AS in_patch, i.subscribed AS in_subscribed,
+             ${dataLimitBreach(sql.ref('c.data'), sql`jsonb_strip_nulls(c.data || i.patch)`)} AS breach
       FROM input i CROSS JOIN LATERAL (
         SELECT * FROM contacts c WHERE c.project_id = ${projectId} AND c.email = i.email
       ) c
     ),
+    -- The limits are checked again on the row as updated (a concurrent write may have grown it
+    -- since the snapshot), so they hold whatever the interleaving.
     updated AS (
       UPDATE contacts c
       SET data = jsonb_strip_nulls(c.data || e.in_patch),
           subscribed = coalesce(e.in_subscribed, c.subscribed),
           updated_at = now()
       FROM existing e
-      WHERE c.project_id = ${projectId} AND c.email = e.email
+      WHERE c.project_id = ${projectId} AND c.email = e.email AND e.breach IS NULL
         AND (c.data IS DISTINCT FROM jsonb_strip_nulls(c.data || e.in_patch)
              OR c.subscribed IS DISTINCT FROM coalesce(e.in_subscribed, c.subscribed))
+        AND ${dataLimitBreach(sql.ref('c.data'), sql`jsonb_strip_nulls(c.data || e.in_patch)`)} IS NULL
       RETURNING c.*
+    ),
+    fresh AS (
+      SELECT i.*, ${dataLimitBreach(sql`'{}'::jsonb`, sql`jsonb_strip_nulls(i.patch)`)} AS breach
+      FROM input i
+      WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email)
     ),
     inserted AS (
       INSERT INTO contacts (project_id, email, subscribed, data)
-      SELECT ${projectId}, i.email, coalesce(i.subscribed, i.subscribed_if_new), jsonb_strip_nulls(i.patch)
-      FROM input i
-      WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email)
+      SELECT ${projectId}, f.email, coalesce(f.subscribed, f.subscribed_if_new), jsonb_strip_nulls(f.patch)
+      FROM fresh f WHERE f.breach IS NULL
       ON CONFLICT (project_id, email) DO NOTHING
       RETURNING *
     )
-    SELECT u.*, 'updated' AS outcome FROM updated u
+    SELECT u.*, NULL AS breach, 'updated' AS outcome FROM updated u
     UNION ALL
-    SELECT e.id, e.project_id, e.email, e.subscribed, e.data, e.created_at, e.updated_at, 'unchanged'
+    SELECT e.id, e.project_id, e.email, e.subscribed, e.data, e.created_at, e.updated_at, e.breach,
+           CASE WHEN e.breach IS NULL THEN 'unchanged' ELSE 'refused' END
     FROM existing e WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = e.id)
     UNION ALL
-    SELECT n.*, 'inserted' FROM inserted n`.execute(trx);
+    SELECT n.*, NULL, 'inserted' FROM inserted n
+    UNION ALL
+    SELECT NULL, NULL, f.email, NULL, NULL, NULL, NULL, f.breach, 'refused' FROM fresh f WHERE f.breach IS NOT NULL`.execute(trx);
   return rows;
 }

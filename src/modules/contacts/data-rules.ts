@@ -1,5 +1,7 @@
+import { type Expression, type RawBuilder, sql } from 'kysely';
 import { z } from 'zod';
 import type { DataValue } from '../../db/schema.js';
+import { type ApiError, validationError } from '../../http/errors.js';
 
 /**
  * The contact data rules (SPEC Contact), shared by track, send and the contact routes:
@@ -17,26 +19,81 @@ export const RESERVED_DATA_KEYS: ReadonlySet<string> = new Set([
   'manageUrl',
 ]);
 
-const MAX_KEY_LENGTH = 255;
-const MAX_STRING_LENGTH = 65_535;
+/**
+ * Limits of contact data (docs/contacts.md "Limits"). The zod schemas below hold one request's
+ * `data` to them; {@link dataLimitBreach} holds the stored data to them after a merge, in the
+ * upsert and PATCH statements. Every write path goes through both.
+ */
+export const DATA_LIMITS = {
+  /** Keys of one contact's stored data, and of one request's `data`. */
+  maxKeys: 200,
+  /** Characters of a data key. */
+  maxKeyLength: 100,
+  /** Characters of a string value. */
+  maxStringLength: 10_000,
+  /** UTF-8 bytes of one contact's data as compact JSON (`{"k":"v",…}`), and of one request's `data`. */
+  maxBytes: 64 * 1024,
+} as const;
 
-const primitive = z.union([z.string().max(MAX_STRING_LENGTH), z.number(), z.boolean()]);
+const primitive = z.union([
+  z.string().max(DATA_LIMITS.maxStringLength, `String values are at most ${DATA_LIMITS.maxStringLength} characters`),
+  z.number(),
+  z.boolean(),
+]);
 const PRIMITIVE_MESSAGE = 'Data values must be a string, number, boolean or null';
 
 /** `{value, persistent}`: with persistent false, the value is used for this request only. */
 const TransientValue = z.strictObject({ value: primitive.nullable(), persistent: z.boolean() });
 
-const key = z.string().min(1, 'Data keys must not be empty').max(MAX_KEY_LENGTH);
+const key = z
+  .string()
+  .min(1, 'Data keys must not be empty')
+  .max(DATA_LIMITS.maxKeyLength, `Data keys are at most ${DATA_LIMITS.maxKeyLength} characters`);
+
+const tooBig = (message: string) => ({ code: 'custom' as const, message, params: { code: 'too_big' } });
+
+/** UTF-8 bytes of data as compact JSON, one-off values unwrapped (what is stored or rendered). */
+export function dataBytes(data: Readonly<Record<string, unknown>>): number {
+  const plain: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) plain[k] = v !== null && typeof v === 'object' && 'value' in v ? v.value : v;
+  return Buffer.byteLength(JSON.stringify(plain));
+}
+
+/**
+ * A `data` record held to the limits. The key count is checked before zod walks the record, so a
+ * body with 600,000 keys costs one `Object.keys`, not 600,000 validations.
+ */
+function limitedData<V extends z.ZodType>(value: V, description: string) {
+  const record = z.record(key, value);
+  return z
+    .preprocess((input, ctx) => {
+      if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+        const count = Object.keys(input).length;
+        if (count > DATA_LIMITS.maxKeys) ctx.issues.push({ ...tooBig(`At most ${DATA_LIMITS.maxKeys} data keys (got ${count})`), input });
+      }
+      return input;
+    }, record)
+    .superRefine((data, ctx) => {
+      const bytes = dataBytes(data);
+      if (bytes > DATA_LIMITS.maxBytes) ctx.addIssue(tooBig(`Data is at most ${DATA_LIMITS.maxBytes} bytes as JSON (got ${bytes})`));
+    })
+    .describe(
+      `${description}. At most ${DATA_LIMITS.maxKeys} keys of at most ${DATA_LIMITS.maxKeyLength} characters, strings of at most ` +
+        `${DATA_LIMITS.maxStringLength} characters, ${DATA_LIMITS.maxBytes} bytes as JSON; the contact's data after the merge is held to the same limits`,
+    );
+}
 
 /** `data` of POST/PATCH /contacts: primitives or null. */
-export const ContactDataInput = z.record(key, z.union([primitive, z.null()], { error: PRIMITIVE_MESSAGE })).describe(
+export const ContactDataInput = limitedData(
+  z.union([primitive, z.null()], { error: PRIMITIVE_MESSAGE }),
   'Primitives are stored, null deletes the key, an empty string is ignored, reserved keys are dropped',
 );
 
 /** `data` of /v1/send and /v1/track: also `{value, persistent: false}` for one-off values. */
-export const RequestDataInput = z
-  .record(key, z.union([primitive, z.null(), TransientValue], { error: `${PRIMITIVE_MESSAGE}, or {value, persistent}` }))
-  .describe('As for contacts, plus {value, persistent: false} for a value used by this request only');
+export const RequestDataInput = limitedData(
+  z.union([primitive, z.null(), TransientValue], { error: `${PRIMITIVE_MESSAGE}, or {value, persistent}` }),
+  'As for contacts, plus {value, persistent: false} for a value used by this request only',
+);
 
 export type DataInput = Record<string, DataValue | null | { value: DataValue | null; persistent: boolean }>;
 
@@ -75,6 +132,38 @@ export function applyPatch(data: Record<string, DataValue>, patch: Record<string
     else out[k] = v;
   }
   return out;
+}
+
+/** The limit a write of contact data breaks, measured on the contact's data after the merge. */
+export type DataLimitBreach = 'keys' | 'bytes';
+
+export const DATA_LIMIT_MESSAGES: Readonly<Record<DataLimitBreach, string>> = {
+  keys: `A contact holds at most ${DATA_LIMITS.maxKeys} data keys; this write would leave it with more (delete keys with null, or write fewer)`,
+  bytes: `A contact's data is at most ${DATA_LIMITS.maxBytes} bytes as JSON; this write would leave it larger`,
+};
+
+/** 422 on field `data` naming the limit a merge would break. */
+export const dataLimitError = (breach: DataLimitBreach): ApiError =>
+  validationError([{ field: 'data', message: DATA_LIMIT_MESSAGES[breach], code: 'too_big' }]);
+
+/** Compact JSON bytes of a jsonb object: its text form has a space after each ':' and ',' (2n-1 for n keys). */
+const compactBytes = (obj: Expression<unknown>, keys: Expression<unknown>) =>
+  sql`(octet_length(${obj}::text) - greatest(2 * ${keys} - 1, 0))`;
+const keyCount = (obj: Expression<unknown>) => sql`(SELECT count(*) FROM jsonb_object_keys(${obj}))`;
+
+/**
+ * SQL: the limit ({@link DataLimitBreach}) broken by a write that turns the stored data `before`
+ * into `after` (jsonb objects: column references or cheap expressions), or NULL. A write is
+ * refused only when `after` is over a limit AND beyond `before` by that measure: rewriting the
+ * same data is never refused, and data stored before these limits existed can still be reduced.
+ * Bytes are measured as {@link dataBytes} does. `before` is only evaluated when `after` is over.
+ */
+export function dataLimitBreach(before: Expression<unknown>, after: Expression<unknown>): RawBuilder<DataLimitBreach | null> {
+  return sql<DataLimitBreach | null>`(SELECT CASE
+      WHEN a.n > ${sql.lit(DATA_LIMITS.maxKeys)} AND a.n > ${keyCount(before)} THEN 'keys'
+      WHEN a.bytes > ${sql.lit(DATA_LIMITS.maxBytes)} AND a.bytes > ${compactBytes(before, keyCount(before))} THEN 'bytes'
+    END
+    FROM (SELECT k.n, ${compactBytes(after, sql.ref('k.n'))} AS bytes FROM (SELECT count(*) AS n FROM jsonb_object_keys(${after})) k) a)`;
 }
 
 /** Emails are unique per project and compared case-insensitively: stored trimmed and lower-cased. */

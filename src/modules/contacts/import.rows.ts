@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import type { DataValue, JobRowError } from '../../db/schema.js';
 import type { ContactUpsert } from './contacts.upsert.js';
-import { ContactDataInput, normalizeEmail, resolveData } from './data-rules.js';
+import { ContactDataInput, DATA_LIMIT_MESSAGES, DATA_LIMITS, type DataLimitBreach, normalizeEmail, resolveData } from './data-rules.js';
+
+/** Columns of an import file at most: email, subscribed and one per data key a contact may hold. */
+export const MAX_IMPORT_COLUMNS = DATA_LIMITS.maxKeys + 2;
 
 /** Where the columns of an import file are. */
 export interface ImportHeader {
@@ -27,6 +30,13 @@ function firstIssue(result: { success: false; error: z.ZodError }): string {
 
 /** Reads the header row: `email` is required (any case), `subscribed` optional, the rest is data. */
 export function readHeader(cells: readonly string[]): ImportHeader | { error: string } {
+  if (cells.length > MAX_IMPORT_COLUMNS) {
+    return {
+      error:
+        `The header row has ${cells.length} columns; at most ${MAX_IMPORT_COLUMNS} are allowed ` +
+        `(email, subscribed and ${DATA_LIMITS.maxKeys} data columns: a contact holds at most ${DATA_LIMITS.maxKeys} data keys)`,
+    };
+  }
   const names = cells.map((c) => c.trim());
   const lower = names.map((c) => c.toLowerCase());
   const emailIndex = lower.indexOf('email');
@@ -79,6 +89,11 @@ export function readRow(header: ImportHeader, cells: readonly string[]): ImportR
   return { email, subscribed, patch };
 }
 
+/** Error entries a job may still store, shared by its batches (the first 1,000 are kept). */
+export interface ErrorRoom {
+  left: number;
+}
+
 /**
  * The rows of one batch: valid rows merged by email (a later row's cells and subscription win,
  * cells it leaves empty keep the earlier row's), invalid rows as error entries.
@@ -87,25 +102,37 @@ export class ImportBatch {
   rows = 0;
   failed = 0;
   readonly errors: JobRowError[] = [];
-  private readonly byEmail = new Map<string, ContactUpsert>();
+  private readonly byEmail = new Map<string, { upsert: ContactUpsert; rows: number[] }>();
 
-  constructor(private readonly maxErrors: number) {}
+  constructor(private readonly room: ErrorRoom) {}
+
+  private error(row: number, message: string): void {
+    this.failed++;
+    if (this.room.left <= 0) return;
+    this.room.left--;
+    this.errors.push({ row, message });
+  }
 
   add(rowNumber: number, result: ImportRow | { error: string }): void {
     this.rows++;
-    if ('error' in result) {
-      this.failed++;
-      if (this.errors.length < this.maxErrors) this.errors.push({ row: rowNumber, message: result.error });
-      return;
-    }
+    if ('error' in result) return this.error(rowNumber, result.error);
     const earlier = this.byEmail.get(result.email);
     if (!earlier) {
       // New contacts from an import are subscribed unless the row says otherwise.
-      this.byEmail.set(result.email, { email: result.email, patch: result.patch, subscribed: result.subscribed, subscribedIfNew: true });
+      const upsert = { email: result.email, patch: result.patch, subscribed: result.subscribed, subscribedIfNew: true };
+      this.byEmail.set(result.email, { upsert, rows: [rowNumber] });
       return;
     }
-    earlier.patch = { ...earlier.patch, ...result.patch };
-    if (result.subscribed !== undefined) earlier.subscribed = result.subscribed;
+    earlier.upsert.patch = { ...earlier.upsert.patch, ...result.patch };
+    if (result.subscribed !== undefined) earlier.upsert.subscribed = result.subscribed;
+    earlier.rows.push(rowNumber);
+  }
+
+  /** The contact's data after this batch's rows would break a limit: its rows become errors (nothing written). */
+  refuse(email: string, breach: DataLimitBreach): void {
+    const rows = this.byEmail.get(email)?.rows ?? [];
+    for (const row of rows) this.error(row, DATA_LIMIT_MESSAGES[breach]);
+    this.errors.sort((a, b) => a.row - b.row);
   }
 
   get processed(): number {
@@ -113,6 +140,25 @@ export class ImportBatch {
   }
 
   upserts(): ContactUpsert[] {
-    return [...this.byEmail.values()];
+    return [...this.byEmail.values()].map((e) => e.upsert);
   }
 }
+
+/**
+ * A stored file as bounded slices, yielding to the event loop before each one: csv-parse parses
+ * a slice synchronously, so a large stored piece would otherwise hold the loop (with ROLE=all the
+ * import runs in the API's process).
+ */
+export async function* inSlices(chunks: AsyncIterable<Buffer>, bytes = 64 * 1024): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    for (let at = 0; at < chunk.length; at += bytes) {
+      await yieldToEventLoop();
+      yield chunk.subarray(at, at + bytes);
+    }
+  }
+}
+
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Cells read between two yields to the event loop while rows are validated. */
+export const CELLS_PER_YIELD = 20_000;

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database, JobRowError, JobStatus } from '../../db/schema.js';
 import { ApiError, ErrorCode, validationError } from '../../http/errors.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
-import { upsertContacts } from './contacts.upsert.js';
+import { isRefused, upsertContactsChecked } from './contacts.upsert.js';
 import {
   analyzeContactProjects,
   deleteImportChunks,
@@ -14,7 +14,7 @@ import {
   preferIndexProbes,
   readImportChunks,
 } from './import.repo.js';
-import { ImportBatch, type ImportHeader, readHeader, readRow } from './import.rows.js';
+import { CELLS_PER_YIELD, ImportBatch, type ImportHeader, inSlices, readHeader, readRow, yieldToEventLoop } from './import.rows.js';
 import { addJobProgress, claimJob, enqueueJob, insertJob, JobKind, lockUnfinishedJob, MAX_STORED_ERRORS } from './jobs.repo.js';
 
 /** Largest CSV file accepted (SPEC Limits: 5 MB). */
@@ -157,7 +157,9 @@ async function commitBatch(
     if (!(await lockUnfinishedJob(trx, input.jobId))) return false;
     await preferIndexProbes(trx);
     const upserts = input.batch.upserts();
-    if (upserts.length > 0) await upsertContacts(trx, input.projectId, upserts);
+    // A contact whose data would break a limit is not written: its rows become row errors.
+    const outcomes = upserts.length > 0 ? await upsertContactsChecked(trx, input.projectId, upserts) : [];
+    for (const o of outcomes) if (isRefused(o)) input.batch.refuse(o.email, o.refused);
     await addJobProgress(trx, input.jobId, {
       processed: input.batch.processed,
       failed: input.batch.failed,
@@ -211,10 +213,9 @@ export async function runImportJob(
   if (!job) return;
   const batchRows = opts.batchRows ?? IMPORT_BATCH_ROWS;
   const committed = job.processed + job.failed;
-  let errorRoom = Math.max(MAX_STORED_ERRORS - job.errors.length, 0);
+  const errorRoom = { left: Math.max(MAX_STORED_ERRORS - job.errors.length, 0) };
   const stats = new StatsRefresher(db, job.project_id);
   const writer = new BatchWriter(async (batch, row, end) => {
-    errorRoom -= batch.errors.length;
     const written = await commitBatch(db, { jobId, projectId: job.project_id, batch, total: Math.max(job.total, row), end });
     if (written && !end) await stats.afterBatch(batch.upserts().length);
     return written;
@@ -234,11 +235,12 @@ export async function runImportJob(
       return undefined;
     },
   });
-  const piped = pipeline(Readable.from(readImportChunks(db, jobId)), parser);
+  const piped = pipeline(Readable.from(inSlices(readImportChunks(db, jobId))), parser);
   piped.catch(() => undefined); // its failure also ends the loop below, which rethrows it
   let header: ImportHeader | undefined;
   let row = 0;
   let batch = new ImportBatch(errorRoom);
+  let cellsSinceYield = 0;
   const fail = (at: number, message: string) => writer.end(batch, row, { status: 'FAILED', total: at, error: { row: at, message } });
   const malformed = (reason: string) =>
     fail(row + 1, `Malformed CSV (${reason}); the rows before it were imported, the rest of the file was not read`);
@@ -246,6 +248,12 @@ export async function runImportJob(
     for await (const record of parser) {
       const cells = toCells(record);
       if (typeof cells === 'string') return await malformed(cells);
+      // Records arrive without a macrotask in between: yield so that validation never holds the loop.
+      cellsSinceYield += cells.length;
+      if (cellsSinceYield >= CELLS_PER_YIELD) {
+        cellsSinceYield = 0;
+        await yieldToEventLoop();
+      }
       if (!header) {
         const read = readHeader(cells);
         if ('error' in read) return await fail(0, read.error);

@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Database, DataValue } from '../../db/schema.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { claimIdempotencyKeys, idempotencyKeyReused, type KeyClaim } from '../../http/idempotency.js';
-import { upsertContacts } from '../contacts/contacts.upsert.js';
-import { type DataInput, normalizeEmail, resolveData } from '../contacts/data-rules.js';
+import { isRefused, upsertContactsChecked, type UpsertedContact } from '../contacts/contacts.upsert.js';
+import { type DataInput, type DataLimitBreach, dataLimitError, normalizeEmail, resolveData } from '../contacts/data-rules.js';
 import { insertEvents } from './events.insert.js';
 import { GroupCommit, GroupCommitClosedError, type GroupCommitOptions, type Outcome, QueueFullError } from '../../lib/group-commit.js';
 
@@ -112,31 +112,46 @@ export function createTracker(db: Kysely<Database>, opts: { ttlHours: number; ba
   };
 }
 
-/** One batch of one project in one transaction. Throws (rolled back) or returns an outcome per item. */
+/**
+ * One batch of one project in one transaction. Throws (rolled back) or returns an outcome per
+ * item. A call whose contact would break a data limit gets 422 without failing the batch: its
+ * contact is left as it was, it records no event, and its Idempotency-Key is released (a 4xx
+ * leaves the key free).
+ */
 async function writeBatch(db: Kysely<Database>, ttlHours: number, projectId: string, items: readonly TrackItem[]): Promise<Outcome<TrackResult>[]> {
   return db.transaction().execute(async (trx) => {
     const claims = items.flatMap((i) => (i.claim ? [i.claim] : []));
     const claimed = await claimIdempotencyKeys(trx, projectId, claims, ttlHours);
-    const accepted = items.filter((i) => !i.claim || claimed.has(i.claim.key));
-    const contacts = await upsertContacts(
+    const claimedItems = items.filter((i) => !i.claim || claimed.has(i.claim.key));
+    const upserts = await upsertContactsChecked(
       trx,
       projectId,
-      accepted.map((i) => ({ email: i.email, patch: i.patch, subscribed: i.subscribed, subscribedIfNew: true })),
+      claimedItems.map((i) => ({ email: i.email, patch: i.patch, subscribed: i.subscribed, subscribedIfNew: true })),
     );
-    const contactIds = contacts.map((c) => c.row.id);
+    const refused = new Map<TrackItem, DataLimitBreach>();
+    const accepted: { item: TrackItem; contact: UpsertedContact }[] = [];
+    claimedItems.forEach((item, n) => {
+      const outcome = at(upserts, n);
+      if (isRefused(outcome)) refused.set(item, outcome.refused);
+      else accepted.push({ item, contact: outcome });
+    });
+    const released = [...refused.keys()].flatMap((i) => (i.claim ? [i.claim.key] : []));
+    if (released.length > 0) await trx.deleteFrom('idempotency_keys').where('project_id', '=', projectId).where('key', 'in', released).execute();
     const events = await insertEvents(
       trx,
       projectId,
-      accepted.map((i, n) => ({ contactId: at(contactIds, n), name: i.event, data: i.values })),
+      accepted.map(({ item, contact }) => ({ contactId: contact.row.id, name: item.event, data: item.values })),
     );
     const results = new Map<TrackItem, TrackResult>();
-    accepted.forEach((item, n) => {
+    accepted.forEach(({ item, contact }, n) => {
       const event = at(events, n);
-      results.set(item, { contact: at(contactIds, n), event: event.id, timestamp: event.createdAt.toISOString() });
+      results.set(item, { contact: contact.row.id, event: event.id, timestamp: event.createdAt.toISOString() });
     });
     return items.map((item): Outcome<TrackResult> => {
       const value = results.get(item);
-      return value ? { ok: true, value } : { ok: false, error: new KeyTaken(item.claim?.key ?? '') };
+      if (value) return { ok: true, value };
+      const breach = refused.get(item);
+      return { ok: false, error: breach ? dataLimitError(breach) : new KeyTaken(item.claim?.key ?? '') };
     });
   });
 }
