@@ -30,7 +30,7 @@ export const sendEmail = (deps: JobDeps): Task => {
       if (outcome.kind === 'throttled') {
         await helpers.addJob(Tasks.sendEmail, { emailId, reserved: true }, { jobKey: emailId, runAt: outcome.runAt, priority, maxAttempts });
       } else if (outcome.kind === 'failed' || outcome.kind === 'unconfirmed') {
-        helpers.logger.warn(`email ${emailId}: ${outcome.kind === 'failed' ? outcome.error : 'delivery unconfirmed (interrupted attempt)'}`);
+        helpers.logger.warn(`email ${emailId}: ${outcome.kind === 'failed' ? outcome.error : outcome.note}`);
       }
     } catch (err) {
       if (err instanceof RetryableDeliveryError) {

@@ -15,6 +15,7 @@ import {
   markSent,
   releaseToPending,
 } from '../modules/emails/emails.repo.js';
+import { markEndOfData, restartInterrupted } from '../modules/emails/delivery-stage.repo.js';
 import { personaliseCampaignEmail } from '../modules/campaigns/personalise.js';
 import { prepareForDelivery } from './compliance.js';
 import { dkimSign } from './dkim.js';
@@ -28,14 +29,21 @@ import { classifySmtpError } from './transports/smtp.js';
  * sign, then hand to the relay (or the capture outbox), recording the outcome.
  *
  * Exactly once: the email is marked SENDING in its own committed statement before the relay
- * is contacted and SENT after its 250. A caught transient failure puts it back to PENDING
- * before the job is retried, so an email found in SENDING was interrupted mid-transaction
- * (the worker died): the relay may already have it, so it is marked SENT with a note and
- * never sent again (docs/sending.md: at most once over at least once).
+ * is contacted, its end-of-data stage is committed right before the message's final dot, and
+ * it is SENT after the 250. A caught transient failure puts it back to PENDING before the job
+ * is retried, so an email found in SENDING was interrupted (the worker or the database died).
+ * Without the stage the dot never went out: the relay cannot have it, it is sent again. With
+ * it the relay may have it: SENT, `unconfirmed`, never sent again (docs/sending.md: at most
+ * once over at least once, for that last round trip only).
  */
 
-/** The note on an email whose delivery attempt was interrupted (worker stopped mid-transaction). */
-export const UNCONFIRMED_NOTE = 'Delivery unconfirmed: the worker stopped during the SMTP transaction; not sent again to avoid a duplicate';
+/** The note on an email whose attempt was interrupted after its final dot, before the relay's reply was recorded. */
+export const UNCONFIRMED_NOTE =
+  'Delivery unconfirmed: interrupted after the end of the message was sent, before the relay\'s reply was recorded; not sent again to avoid a duplicate';
+/** The note on an email whose connection failed after its final dot, without a reply (followed by the reason). */
+export const NO_REPLY_NOTE = 'Delivery unconfirmed: no reply from the relay after the end of the message; not sent again to avoid a duplicate';
+/** The note on an email sent again because an attempt was interrupted before its final dot. */
+export const RESENT_NOTE = 'An earlier attempt was interrupted before the end of the message (the relay cannot have it): sent again';
 
 /** A throttled email waiting up to this long sleeps in its job; longer waits are rescheduled. */
 const MAX_THROTTLE_SLEEP_MS = 100;
@@ -63,7 +71,7 @@ export interface DeliveryJob {
 export type DeliveryOutcome =
   | { kind: 'sent'; response: string }
   | { kind: 'captured'; duplicate: boolean }
-  | { kind: 'unconfirmed' }
+  | { kind: 'unconfirmed'; note: string }
   | { kind: 'failed'; error: string }
   | { kind: 'skipped'; reason: string }
   | { kind: 'throttled'; runAt: Date };
@@ -147,12 +155,19 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     return { kind: 'failed', error };
   }
 
+  async function unconfirmed(email: DeliveryEmail, note: string): Promise<DeliveryOutcome> {
+    await markSent(db, email.id, { messageId: email.messageId, note, unconfirmed: true });
+    return { kind: 'unconfirmed', note };
+  }
+
   async function deliver(job: DeliveryJob, hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
     let email = await findEmailForDelivery(db, job.emailId);
     if (!email) return { kind: 'skipped', reason: 'no such email' };
     if (email.status === 'SENDING') {
-      await markSent(db, email.id, { messageId: email.messageId, note: UNCONFIRMED_NOTE });
-      return { kind: 'unconfirmed' };
+      // An interrupted attempt: its end-of-data stage says whether the relay can have the message.
+      if (email.endOfDataAt) return unconfirmed(email, UNCONFIRMED_NOTE);
+      if (!(await restartInterrupted(db, email.id, email.attempts, RESENT_NOTE))) return { kind: 'skipped', reason: 'changed meanwhile' };
+      email = { ...email, status: 'PENDING', error: RESENT_NOTE };
     }
     if (email.status !== 'PENDING') return { kind: 'skipped', reason: `status is ${email.status}` };
     if (email.projectDisabled) return fail(email.id, 'Not sent: the project is disabled');
@@ -188,11 +203,24 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     const release = await mail.smtp.reserve();
     let response: string;
     try {
-      if (!(await markSending(db, email.id))) return { kind: 'skipped', reason: 'no longer pending' };
+      const attempt = await markSending(db, email.id);
+      if (attempt === undefined) return { kind: 'skipped', reason: 'no longer pending' };
+      const emailId = email.id;
+      let fenced = false;
+      // Committed before the final dot goes out; if the email is no longer this attempt's
+      // (another run took it over), the dot is withheld and the transaction aborted.
+      const beforeEndOfData = async () => {
+        if (await markEndOfData(db, emailId, attempt)) return;
+        fenced = true;
+        throw new Error('The email is no longer in this attempt: end of data withheld');
+      };
       try {
-        response = (await mail.smtp.send(raw, envelope)).response;
+        response = (await mail.smtp.send(raw, envelope, { beforeEndOfData })).response;
       } catch (err) {
+        if (fenced) return { kind: 'skipped', reason: 'taken over by another attempt' };
         const smtp = classifySmtpError(err);
+        // The dot went out and no reply came back (connection lost, timeout): the relay may have it.
+        if (smtp.endOfDataSent && smtp.responseCode === undefined) return await unconfirmed(email, `${NO_REPLY_NOTE} (${smtp.message})`);
         if (smtp.permanent) return await fail(email.id, smtp.message);
         if (job.attempt >= job.maxAttempts) return await fail(email.id, `Gave up after ${job.attempt} attempts: ${smtp.message}`);
         await releaseToPending(db, email.id, smtp.message);

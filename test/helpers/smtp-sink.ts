@@ -26,6 +26,17 @@ export interface SmtpSink {
   readonly messages: SinkMessage[];
   /** Answers RCPT TO of `address` (case-insensitive) with `reply` instead of 250; `times: 0` stops it. */
   reject(address: string, reply: SinkReply): void;
+  /**
+   * Stalls the next transaction to `address` (once): at `rcpt`, its RCPT TO gets no reply (the
+   * client waits inside the transaction, no data sent yet); at `reply`, the whole message and its
+   * final dot are received, and recorded in `messages` as a relay that queued it would, but the
+   * 250 is held (the client waits after its end of data). Answered by {@link SmtpSink.release}.
+   */
+  hold(address: string, at: 'rcpt' | 'reply'): void;
+  /** Transactions stalled by {@link SmtpSink.hold} right now. */
+  held(): { rcpt: string[]; reply: string[] };
+  /** Answers every stalled transaction normally (a no-op for a client that went away meanwhile). */
+  release(): void;
   /** How many RCPT TO each address received (accepted or not). */
   attempts(address: string): number;
   messagesTo(address: string): SinkMessage[];
@@ -41,6 +52,13 @@ export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<S
   const messages: SinkMessage[] = [];
   const replies = new Map<string, SinkReply>();
   const rcpts = new Map<string, number>();
+  const holds = new Map<string, 'rcpt' | 'reply'>();
+  const stalled: { at: 'rcpt' | 'reply'; address: string; answer: () => void }[] = [];
+  const takeHold = (address: string, at: 'rcpt' | 'reply') => {
+    if (holds.get(address) !== at) return false;
+    holds.delete(address);
+    return true;
+  };
 
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -51,6 +69,7 @@ export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<S
     onRcptTo(address: SMTPServerAddress, _session, callback) {
       const to = address.address.toLowerCase();
       rcpts.set(to, (rcpts.get(to) ?? 0) + 1);
+      if (takeHold(to, 'rcpt')) return void stalled.push({ at: 'rcpt', address: to, answer: () => callback() });
       const reply = replies.get(to);
       if (!reply) return callback();
       const left = (reply.times ?? Infinity) - 1;
@@ -64,14 +83,17 @@ export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<S
       stream.on('end', () => {
         const raw = Buffer.concat(chunks);
         const head = raw.subarray(0, Math.max(0, raw.indexOf('\r\n\r\n'))).toString('latin1');
+        const to = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
         messages.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+          to,
           raw: keepRaw ? raw : Buffer.alloc(0),
           messageId: MESSAGE_ID.exec(head)?.[1],
           receivedAt: new Date(),
         });
-        callback();
+        const held = to.find((a) => takeHold(a, 'reply'));
+        if (held !== undefined) stalled.push({ at: 'reply', address: held, answer: () => callback() });
+        else callback();
       });
     },
   });
@@ -93,6 +115,17 @@ export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<S
     reject: (address, reply) => {
       if (reply.times === 0) replies.delete(address.toLowerCase());
       else replies.set(address.toLowerCase(), reply);
+    },
+    hold: (address, at) => void holds.set(address.toLowerCase(), at),
+    held: () => ({ rcpt: stalled.filter((h) => h.at === 'rcpt').map((h) => h.address), reply: stalled.filter((h) => h.at === 'reply').map((h) => h.address) }),
+    release: () => {
+      for (const h of stalled.splice(0)) {
+        try {
+          h.answer();
+        } catch {
+          // the client's connection is gone
+        }
+      }
     },
     attempts: (address) => rcpts.get(address.toLowerCase()) ?? 0,
     messagesTo: (address) => messages.filter((m) => m.to.includes(address.toLowerCase())),

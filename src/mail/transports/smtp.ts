@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
@@ -33,12 +34,26 @@ export interface SmtpTransport {
    */
   reserve(): Promise<() => void>;
   /** Sends a finished (signed) message; resolves on the relay's 250, rejects with an {@link SmtpError}. */
-  send(raw: Buffer, envelope: { from: string; to: string }): Promise<SmtpAccepted>;
+  send(raw: Buffer, envelope: { from: string; to: string }, opts?: SendOptions): Promise<SmtpAccepted>;
   close(): Promise<void>;
 }
 
-/** A failed SMTP attempt: `permanent` for a 5xx (or an envelope/message the relay can never take). */
+export interface SendOptions {
+  /**
+   * Awaited right before the message's final dot goes out; a rejection aborts the transaction
+   * without it (the relay discards the message). Nothing of the message is withheld but its
+   * last bytes and the dot, so the wait overlaps the transfer.
+   */
+  beforeEndOfData?: () => Promise<void>;
+}
+
+/**
+ * A failed SMTP attempt: `permanent` for a 5xx (or an envelope/message the relay can never take).
+ * `endOfDataSent`: the failure came after `beforeEndOfData` resolved and the final dot was
+ * released, so without a reply (`responseCode` undefined) the relay may have accepted it.
+ */
 export class SmtpError extends Error {
+  endOfDataSent = false;
   constructor(
     message: string,
     readonly permanent: boolean,
@@ -48,6 +63,42 @@ export class SmtpError extends Error {
     super(message, options);
     this.name = 'SmtpError';
   }
+}
+
+/** Bytes of the message held back with the final dot (any number > 0 would do: see {@link withheldEnd}). */
+const WITHHELD_TAIL_BYTES = 512;
+
+/**
+ * `raw` as a stream whose last bytes and end wait for `beforeEnd`. nodemailer writes the
+ * terminating `\r\n.\r\n` only when the message stream ends (smtp-connection/data-stream.js
+ * `_flush`, reached through mime-node's raw pipe and LastNewline); a stream error instead fails
+ * the send with ESTREAM and the pool closes the connection (smtp-pool/pool-resource.js) without
+ * ever writing the dot. `state.released` turns true once the dot may go out; after
+ * `state.settled` (the send failed before it got here, e.g. at RCPT) `beforeEnd` is not called.
+ */
+function withheldEnd(raw: Buffer, beforeEnd: () => Promise<void>, state: { released: boolean; settled: boolean }): Readable {
+  const split = Math.max(0, raw.length - WITHHELD_TAIL_BYTES);
+  let step = split > 0 ? 0 : 1;
+  return new Readable({
+    read() {
+      if (step === 0) {
+        step = 1;
+        this.push(raw.subarray(0, split));
+      } else if (step === 1) {
+        step = 2;
+        if (state.settled) return void this.destroy(new Error('The send already ended'));
+        beforeEnd().then(
+          () => {
+            if (state.settled) return void this.destroy(new Error('The send already ended'));
+            state.released = true;
+            this.push(raw.subarray(split));
+            this.push(null);
+          },
+          (err: unknown) => this.destroy(err instanceof Error ? err : new Error(String(err))),
+        );
+      }
+    },
+  });
 }
 
 function field(err: unknown, name: string): unknown {
@@ -126,12 +177,18 @@ export function createSmtpTransport(smtpUrl: string): SmtpTransport {
   const reserve = semaphore(Math.max(1, Number(options.maxConnections) || SMTP_POOL_DEFAULTS.maxConnections));
   return {
     reserve,
-    async send(raw, envelope) {
+    async send(raw, envelope, opts = {}) {
+      const state = { released: false, settled: false };
+      const hook = opts.beforeEndOfData;
       try {
-        const info = await transport.sendMail({ envelope, raw });
+        const info = await transport.sendMail({ envelope, raw: hook ? withheldEnd(raw, hook, state) : raw });
         return { response: info.response };
       } catch (err) {
-        throw classifySmtpError(err);
+        const smtp = classifySmtpError(err);
+        smtp.endOfDataSent = state.released;
+        throw smtp;
+      } finally {
+        state.settled = true;
       }
     },
     async close() {

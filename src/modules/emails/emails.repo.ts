@@ -123,6 +123,8 @@ export async function enqueueEmails(trx: Transaction<Database>, emailIds: readon
 export interface DeliveryEmail extends EmailMessage {
   status: EmailStatus;
   attempts: number;
+  /** Set when the last attempt reached its final dot (docs/sending.md "Exactly once"). */
+  endOfDataAt: Date | null;
   /** The reason of an earlier failed attempt, if any. */
   error: string | null;
   tracking: TrackingMode;
@@ -150,7 +152,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     .leftJoin('contacts as c', (j) => j.on('c.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`))
     .select([
       'e.id', 'e.project_id', 'e.contact_id', 'e.source', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
-      'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.error', 'p.tracking', 'p.disabled',
+      'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.end_of_data_at', 'e.error', 'p.tracking', 'p.disabled',
       'c.id as recipient_id', 'c.email as recipient_email', 'c.data as recipient_data', 'c.subscribed as recipient_subscribed',
     ])
     .where('e.id', '=', emailId)
@@ -176,6 +178,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     attachmentSetId: r.attachment_set_id,
     messageId: r.message_id,
     attempts: r.attempts,
+    endOfDataAt: r.end_of_data_at,
     error: r.error,
     tracking: r.tracking,
     projectDisabled: r.disabled,
@@ -194,18 +197,19 @@ export async function findAttachments(db: Db, attachmentSetId: string): Promise<
 }
 
 /**
- * PENDING → SENDING (attempts + 1), committed on its own before the relay is contacted: an
- * email found in SENDING later was interrupted mid-transaction. False when it was not PENDING.
+ * PENDING → SENDING (attempts + 1, no end-of-data stage yet), committed on its own before the
+ * relay is contacted: an email found in SENDING later was interrupted mid-transaction. Answers
+ * the attempt's number (the fence of {@link markEndOfData}); undefined when it was not PENDING.
  */
-export async function markSending(db: Kysely<Database>, emailId: string): Promise<boolean> {
+export async function markSending(db: Kysely<Database>, emailId: string): Promise<number | undefined> {
   const row = await db
     .updateTable('emails')
-    .set({ status: 'SENDING', attempts: sql`attempts + 1`, updated_at: sql`now()` })
+    .set({ status: 'SENDING', attempts: sql`attempts + 1`, end_of_data_at: null, updated_at: sql`now()` })
     .where('id', '=', emailId)
     .where('status', '=', 'PENDING')
-    .returning('id')
+    .returning('attempts')
     .executeTakeFirst();
-  return row !== undefined;
+  return row?.attempts;
 }
 
 /** SENDING → PENDING after a caught transient failure, with the reason, before the job is retried. */
@@ -240,9 +244,14 @@ export async function markFailed(
  * 'SENT'})` does (sent_at set once, status moved forward only, FAILED/CANCELLED left alone,
  * the event on the first occurrence), without its transaction's four round trips, on the
  * hot path of delivery (bench/send.md). `note` replaces `error` (null clears the reason of an
- * earlier failed attempt; undefined leaves it). False when the email was FAILED/CANCELLED.
+ * earlier failed attempt; undefined leaves it). `unconfirmed`: recorded without the relay's 250
+ * (docs/sending.md); a 250 clears the flag. False when the email was FAILED/CANCELLED.
  */
-export async function markSent(db: Kysely<Database>, emailId: string, opts: { messageId: string; note?: string | null }): Promise<boolean> {
+export async function markSent(
+  db: Kysely<Database>,
+  emailId: string,
+  opts: { messageId: string; note?: string | null; unconfirmed?: boolean },
+): Promise<boolean> {
   const setError = opts.note === undefined ? sql`` : sql`, error = ${opts.note}`;
   const { rows } = await sql<{ updated: number }>`
     WITH before AS (SELECT id, sent_at IS NULL AS first FROM emails WHERE id = ${emailId} FOR UPDATE),
@@ -251,6 +260,7 @@ export async function markSent(db: Kysely<Database>, emailId: string, opts: { me
         sent_at = coalesce(e.sent_at, now()),
         -- STATUS_RANK: only PENDING and SENDING rank below SENT.
         status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'SENT' ELSE e.status END,
+        unconfirmed = ${opts.unconfirmed ?? false} AND e.status IN ('PENDING', 'SENDING'),
         updated_at = now()
         ${setError}
       FROM before b

@@ -151,7 +151,7 @@ describe('delivery through SMTP_URL', () => {
       // The job is still queued, as after its lock expired: the next worker runs it.
       await t.runWorker();
       const [row] = await waitForStatus(t.db, [id], ['SENT']);
-      expect(row).toMatchObject({ error: UNCONFIRMED_NOTE, attempts: 1, sent_at: expect.any(Date) });
+      expect(row).toMatchObject({ error: UNCONFIRMED_NOTE, unconfirmed: true, attempts: 1, sent_at: expect.any(Date) });
       await sleep(200);
       expect(sink.messagesTo('once@example.com')).toHaveLength(1);
       expect(await eventsOf(project.id, 'email.sent')).toHaveLength(1);
