@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './app-deps.js';
 import { authPlugin } from './http/auth.js';
 import { AuthMode } from './http/context.js';
+import { corsPlugin } from './http/cors.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { idempotencyPlugin } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
+import { rewritePublicApiUrl } from './http/plunk-paths.js';
 import { rateLimitPlugin, type RateLimitStore } from './http/rate-limit.js';
+import { textRulesPlugin } from './http/text-rules.js';
+import { registerUnmatched } from './http/unmatched.js';
+import { validatorCompiler } from './http/validation.js';
 import { serializeRequest } from './http/request-log.js';
 import { accountsRoutes } from './modules/accounts/accounts.routes.js';
 import { contactJobsRoutes } from './modules/contacts/bulk.routes.js';
@@ -72,6 +77,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: true },
+    rewriteUrl: (req) => rewritePublicApiUrl(req.url),
   });
   const routes: RouteSummary[] = [];
   app.decorate('routeCatalog', routes);
@@ -92,12 +98,15 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
     reply.header('X-Request-Id', request.id);
   });
   registerErrorHandling(app);
+  registerUnmatched(app, () => routes);
 
   await registerOpenApi(app, deps.config.publicUrl);
+  await app.register(corsPlugin);
   await app.register(fastifyCookie);
   await app.register(authPlugin, { db: deps.db, sessions: deps.sessions });
   await app.register(rateLimitPlugin, { limit: deps.config.rateLimitPerMinute, store: opts.rateLimitStore });
   await app.register(idempotencyPlugin, { db: deps.db, ttlHours: deps.config.idempotencyTtlHours });
+  await app.register(textRulesPlugin);
 
   await app.register(systemRoutes, deps);
   await app.register(accountsRoutes, deps);

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
 import { ApiError, ErrorCode, LegacyBadRequest, sendApiError, VALIDATION_MESSAGE } from './errors.js';
+import { unsupportedMediaTypeMessage } from './unmatched.js';
 import { toFieldErrors, zodToFieldErrors } from './validation.js';
 
 /** Fastify's own client errors, with the message a caller can act on. */
@@ -34,6 +35,7 @@ function toApiError(err: unknown, request: FastifyRequest): ApiError | undefined
   }
   const fe = err as Partial<FastifyError>;
   const known = fe.code ? FASTIFY_ERRORS[fe.code] : undefined;
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, unsupportedMediaTypeMessage(request));
   if (known) return new ApiError(known.status, known.code, known.message ?? fe.message ?? 'Bad request');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError(fe.statusCode, fe.statusCode === 404 ? ErrorCode.NOT_FOUND : ErrorCode.BAD_REQUEST, fe.message ?? 'Bad request');
@@ -59,8 +61,4 @@ export function registerErrorHandling(app: FastifyInstance): void {
       }),
     );
   });
-
-  app.setNotFoundHandler((request, reply) =>
-    sendApiError(request, reply, new ApiError(404, ErrorCode.NOT_FOUND, `Route ${request.method} ${request.url.split('?')[0]} not found`)),
-  );
 }

@@ -8,6 +8,7 @@ export const ErrorCode = {
   FORBIDDEN: 'FORBIDDEN',
   PROJECT_DISABLED: 'PROJECT_DISABLED',
   NOT_FOUND: 'NOT_FOUND',
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
   CONFLICT: 'CONFLICT',
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -79,6 +80,8 @@ export class LegacyBadRequest extends Error {
 
 export interface ErrorEnvelope {
   success: false;
+  /** `error.message` again, where Plunk's clients (and most HTTP clients) look for it. */
+  message: string;
   error: {
     code: string;
     message: string;
@@ -94,6 +97,7 @@ export interface ErrorEnvelope {
 export function envelope(request: FastifyRequest, err: ApiError): ErrorEnvelope {
   return {
     success: false,
+    message: err.message,
     error: {
       code: err.code,
       message: err.message,

@@ -43,30 +43,37 @@ export async function resolveAudience(db: Kysely<Database>, projectId: string, i
   return { audienceType: 'ALL', segmentId: null, audienceCondition: null };
 }
 
+/** The stored audience cannot be evaluated: the campaign-send job ends the campaign at once (start-failure.ts). */
+export class AudienceUnusableError extends Error {
+  override readonly name = 'AudienceUnusableError';
+}
+
 /**
  * The campaign's audience as ONE SQL boolean over the contacts row `c` (DESIGN §7): ALL is
  * every contact; a STATIC segment is its member rows; a DYNAMIC segment is its condition
- * compiled live; FILTERED is the campaign's own condition. A segment deleted meanwhile (the
- * foreign key forbids it, but a DYNAMIC segment could lose its condition) matches nobody.
+ * compiled live; FILTERED is the campaign's own condition. An audience that no longer exists
+ * (its segment gone, a DYNAMIC segment or FILTERED campaign without a condition) throws
+ * AudienceUnusableError rather than matching nobody: a campaign "sent" to nobody would hide it.
+ * A stored condition that no longer parses throws a ZodError (also never retried).
  */
 export async function audienceSql(db: Kysely<Database>, campaign: CampaignRow): Promise<RawBuilder<SqlBool>> {
-  if (campaign.audience_type === 'FILTERED' && campaign.audience_condition) {
+  if (campaign.audience_type === 'ALL') return sql<SqlBool>`true`;
+  if (campaign.audience_type === 'FILTERED') {
+    if (!campaign.audience_condition) throw new AudienceUnusableError('The campaign has no audience condition');
     return compileCondition(db, campaign.project_id, ConditionTreeSchema.parse(campaign.audience_condition), 'c');
   }
-  if (campaign.audience_type === 'SEGMENT' && campaign.segment_id) {
-    const segment = await db
-      .selectFrom('segments')
-      .select(['id', 'type', 'condition'])
-      .where('project_id', '=', campaign.project_id)
-      .where('id', '=', campaign.segment_id)
-      .executeTakeFirst();
-    if (!segment) return sql<SqlBool>`false`;
-    if (segment.type === 'STATIC') {
-      return sql<SqlBool>`EXISTS (SELECT 1 FROM segment_members sm WHERE sm.segment_id = ${segment.id} AND sm.contact_id = c.id)`;
-    }
-    if (!segment.condition) return sql<SqlBool>`false`;
-    return compileCondition(db, campaign.project_id, ConditionTreeSchema.parse(segment.condition), 'c');
+  const segment = campaign.segment_id
+    ? await db
+        .selectFrom('segments')
+        .select(['id', 'type', 'condition'])
+        .where('project_id', '=', campaign.project_id)
+        .where('id', '=', campaign.segment_id)
+        .executeTakeFirst()
+    : undefined;
+  if (!segment) throw new AudienceUnusableError('The audience segment no longer exists');
+  if (segment.type === 'STATIC') {
+    return sql<SqlBool>`EXISTS (SELECT 1 FROM segment_members sm WHERE sm.segment_id = ${segment.id} AND sm.contact_id = c.id)`;
   }
-  if (campaign.audience_type === 'ALL') return sql<SqlBool>`true`;
-  return sql<SqlBool>`false`;
+  if (!segment.condition) throw new AudienceUnusableError('The audience segment has no condition');
+  return compileCondition(db, campaign.project_id, ConditionTreeSchema.parse(segment.condition), 'c');
 }

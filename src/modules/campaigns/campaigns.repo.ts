@@ -12,7 +12,10 @@ type Db = Kysely<Database> | Transaction<Database>;
 export interface CampaignCounts {
   total: number;
   pending: number;
+  /** Handed to the relay and confirmed by its 250 (or by a later delivery, open…); unconfirmed ones apart. */
   sent: number;
+  /** SENT without the relay's reply (docs/sending.md "Exactly once"): maybe delivered, never resent. */
+  unconfirmed: number;
   delivered: number;
   opened: number;
   clicked: number;
@@ -22,7 +25,7 @@ export interface CampaignCounts {
   cancelled: number;
 }
 
-export const ZERO_COUNTS: CampaignCounts = { total: 0, pending: 0, sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0, cancelled: 0 };
+export const ZERO_COUNTS: CampaignCounts = { total: 0, pending: 0, sent: 0, unconfirmed: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0, cancelled: 0 };
 
 export function rowToCampaign(row: CampaignRow, counts: CampaignCounts = ZERO_COUNTS): Campaign {
   return {
@@ -42,12 +45,15 @@ export function rowToCampaign(row: CampaignRow, counts: CampaignCounts = ZERO_CO
     scheduledFor: row.scheduled_for?.toISOString() ?? null,
     totalRecipients: row.total_recipients,
     sentCount: counts.sent,
+    unconfirmedCount: counts.unconfirmed,
     deliveredCount: counts.delivered,
     openedCount: counts.opened,
     clickedCount: counts.clicked,
     bouncedCount: counts.bounced,
     projectId: row.project_id,
     sentAt: row.sent_at?.toISOString() ?? null,
+    cancelledAt: row.cancelled_at?.toISOString() ?? null,
+    statusReason: row.status_reason ? { code: row.status_reason, message: row.status_message ?? '' } : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -116,7 +122,8 @@ export async function countEmailsByCampaign(db: Db, campaignIds: readonly string
     SELECT campaign_id,
       count(*)::int AS total,
       count(*) FILTER (WHERE status IN ('PENDING', 'SENDING'))::int AS pending,
-      count(sent_at)::int AS sent,
+      count(sent_at) FILTER (WHERE NOT unconfirmed)::int AS sent,
+      count(*) FILTER (WHERE unconfirmed)::int AS unconfirmed,
       count(delivered_at)::int AS delivered,
       count(opened_at)::int AS opened,
       count(clicked_at)::int AS clicked,

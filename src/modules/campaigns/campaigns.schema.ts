@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIENCE_TYPES, CAMPAIGN_STATUSES, EMAIL_TYPES } from '../../db/schema.js';
+import { AUDIENCE_TYPES, CAMPAIGN_STATUS_REASONS, CAMPAIGN_STATUSES, EMAIL_TYPES } from '../../db/schema.js';
 import { pageOf, pageQueryFields } from '../../http/paging.js';
 import { SORT_DIRS, TEMPLATE_LIMITS } from '../templates/templates.schema.js';
 
@@ -26,13 +26,26 @@ export const Campaign = z
     segmentId: z.uuid().nullable(),
     scheduledFor: z.iso.datetime().nullable(),
     totalRecipients: z.int().describe('Recipients materialised when sending started'),
-    sentCount: z.int().describe('Emails handed to the relay (computed from the email rows)'),
+    sentCount: z.int().describe('Emails the relay accepted (computed from the email rows); unconfirmed ones are not included'),
+    unconfirmedCount: z
+      .int()
+      .describe('Emails whose delivery attempt was interrupted after the message was handed over, before the relay confirmed it: not sent again, maybe not received'),
     deliveredCount: z.int(),
     openedCount: z.int(),
     clickedCount: z.int(),
     bouncedCount: z.int(),
     projectId: z.uuid(),
     sentAt: z.iso.datetime().nullable().describe('When the campaign reached SENT'),
+    cancelledAt: z.iso.datetime().nullable().describe('When the campaign reached CANCELLED'),
+    statusReason: z
+      .object({
+        code: z.enum(CAMPAIGN_STATUS_REASONS),
+        message: z.string(),
+      })
+      .nullable()
+      .describe(
+        'Why the campaign is CANCELLED: CANCELLED_BY_USER (POST /cancel), AUDIENCE_UNUSABLE (its stored audience cannot be evaluated), START_FAILED (sending could not start after bounded retries); null otherwise',
+      ),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -96,7 +109,7 @@ export type CampaignList = z.infer<typeof CampaignList>;
 export const WrappedCampaign = z.object({ success: z.literal(true), data: Campaign });
 
 export const SendCampaignBody = z
-  .object({ scheduledFor: z.unknown().optional().describe('Date-time; omitted or null sends now; unparseable is 400') })
+  .object({ scheduledFor: z.unknown().optional().describe('ISO 8601 date-time with Z or an offset (or the HTTP date form, e.g. "Tue, 01 Dec 2026 09:00:00 GMT"); omitted or null sends now; anything else, impossible dates included, is 400') })
   .nullish();
 
 export const SendCampaignAnswer = z.object({
@@ -118,7 +131,8 @@ export type TestSendAnswer = z.infer<typeof TestSendAnswer>;
 export const CampaignStats = z.object({
   total: z.int(),
   pending: z.int().describe('Not yet handed to the relay (PENDING or SENDING)'),
-  sent: z.int(),
+  sent: z.int().describe('Accepted by the relay; unconfirmed ones not included'),
+  unconfirmed: z.int().describe('Interrupted after the message was handed over, before the relay confirmed it: not sent again, maybe not received'),
   delivered: z.int(),
   opened: z.int(),
   clicked: z.int(),
@@ -126,7 +140,7 @@ export const CampaignStats = z.object({
   complained: z.int(),
   failed: z.int(),
   cancelled: z.int(),
-  deliveryRate: z.number().describe('delivered / sent; 0 when nothing was sent'),
+  deliveryRate: z.number().describe('delivered / sent; 0 when nothing was sent. Once finished, total = sent + unconfirmed + failed + cancelled'),
   openRate: z.number(),
   clickRate: z.number(),
   bounceRate: z.number(),

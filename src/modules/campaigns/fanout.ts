@@ -18,6 +18,12 @@ type Db = Kysely<Database> | Transaction<Database>;
  *   re-enqueues itself while emails are pending, and by a cron sweep every minute.
  */
 
+/**
+ * Attempts of the campaign-send job: e + e² + e³ + e⁴ ≈ 85 s of graphile-worker backoff between
+ * the five, so a start that keeps failing ends the campaign within minutes (start-failure.ts).
+ */
+export const START_MAX_ATTEMPTS = 5;
+
 /** Job keys: one start job and one completion check per campaign (graphile-worker de-duplicates). */
 export const startJobKey = (campaignId: string) => `campaign-send:${campaignId}`;
 export const completeJobKey = (campaignId: string) => `campaign-complete:${campaignId}`;
@@ -31,7 +37,8 @@ const ENQUEUE_CHUNK = 10_000;
 export async function enqueueCampaignStart(trx: Db, campaignId: string, runAt?: Date): Promise<void> {
   await sql`
     SELECT graphile_worker.add_job(${Tasks.campaignSend}, json_build_object('campaignId', ${campaignId}::text),
-      run_at := ${runAt ?? null}::timestamptz, job_key := ${startJobKey(campaignId)}, priority := ${JobPriority.campaign}::int)`.execute(trx);
+      run_at := ${runAt ?? null}::timestamptz, job_key := ${startJobKey(campaignId)}, priority := ${JobPriority.campaign}::int,
+      max_attempts := ${START_MAX_ATTEMPTS}::int)`.execute(trx);
 }
 
 /** Enqueues (or pushes back) the completion check of a campaign. */
@@ -138,7 +145,8 @@ export async function sweepCampaigns(db: Kysely<Database>): Promise<{ completed:
   const completed = await completeFinishedCampaigns(db);
   const { rows } = await sql<{ n: number }>`
     SELECT count(graphile_worker.add_job(${Tasks.campaignSend}, json_build_object('campaignId', c.id::text),
-             job_key := 'campaign-send:' || c.id::text, priority := ${JobPriority.campaign}::int))::int AS n
+             job_key := 'campaign-send:' || c.id::text, priority := ${JobPriority.campaign}::int,
+             max_attempts := ${START_MAX_ATTEMPTS}::int))::int AS n
     FROM campaigns c
     WHERE (c.status = 'SENDING' AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = c.id))
        OR (c.status = 'SCHEDULED' AND c.scheduled_for < now() - interval '1 minute')`.execute(db);
@@ -146,10 +154,10 @@ export async function sweepCampaigns(db: Kysely<Database>): Promise<{ completed:
 }
 
 /** Every email of the campaign not handed to the relay yet becomes CANCELLED, in one statement. */
-export async function cancelPendingEmails(trx: Db, campaignId: string): Promise<number> {
+export async function cancelPendingEmails(trx: Db, campaignId: string, error = 'Not sent: the campaign was cancelled'): Promise<number> {
   const result = await trx
     .updateTable('emails')
-    .set({ status: 'CANCELLED', error: 'Not sent: the campaign was cancelled', updated_at: sql`now()` })
+    .set({ status: 'CANCELLED', error, updated_at: sql`now()` })
     .where('campaign_id', '=', campaignId)
     .where('status', '=', 'PENDING')
     .executeTakeFirst();

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database, TrackingMode } from '../../db/schema.js';
 import { ApiError, ErrorCode, notFound, validationError } from '../../http/errors.js';
 import { JobPriority } from '../../jobs/queue.js';
+import { DATE_FORMS_HINT, parseDate } from '../../lib/dates.js';
 import type { Tokens } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
 import { subscriptionUrls } from '../../mail/compliance.js';
@@ -16,13 +17,15 @@ import { assertTransition, CampaignAction } from './state.js';
 
 type Db = Kysely<Database>;
 
-/** `scheduledFor` as the spec takes it: omitted/null = now; anything `new Date()` parses; otherwise 400. */
+/**
+ * `scheduledFor` as the spec takes it: omitted/null = now; otherwise a date the API's one date
+ * parser takes (ISO 8601 with an offset, or the HTTP form toUTCString writes); anything else,
+ * impossible dates (Feb 30) and years outside 1000-9999 included, is 400 (SPEC: unparseable).
+ */
 export function parseScheduledFor(value: unknown): Date | null {
   if (value === undefined || value === null) return null;
-  const date = typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined;
-  if (!date || Number.isNaN(date.getTime())) {
-    throw new ApiError(400, ErrorCode.BAD_REQUEST, 'scheduledFor is not a date: send an ISO 8601 date-time, or omit it to send now');
-  }
+  const date = parseDate(value, { httpDate: true });
+  if (!date) throw new ApiError(400, ErrorCode.BAD_REQUEST, `scheduledFor is not a date: send ${DATE_FORMS_HINT}, or omit it to send now`);
   return date;
 }
 
@@ -62,8 +65,11 @@ export async function sendCampaign(db: Db, projectId: string, id: string, schedu
   };
 }
 
+/** The reason a caller's cancel records (the service's own reasons: start-failure.ts). */
+const USER_CANCEL = { status_reason: 'CANCELLED_BY_USER', status_message: 'Cancelled with POST /campaigns/:id/cancel' } as const;
+
 /**
- * SCHEDULED or SENDING → CANCELLED (409 otherwise). In one transaction: the state, the
+ * SCHEDULED or SENDING → CANCELLED (409 otherwise), reason CANCELLED_BY_USER. In one transaction: the state, the
  * emails not handed to the relay yet (PENDING → CANCELLED, one statement; delivery skips
  * them) and the scheduled start job (removed; a start already running finds CANCELLED).
  */
@@ -75,7 +81,7 @@ export async function cancelCampaign(db: Db, projectId: string, id: string): Pro
     assertTransition(locked.status, CampaignAction.cancel);
     const updated = await trx
       .updateTable('campaigns')
-      .set({ status: 'CANCELLED', cancelled_at: sql`now()`, updated_at: sql`now()` })
+      .set({ status: 'CANCELLED', ...USER_CANCEL, cancelled_at: sql`now()`, updated_at: sql`now()` })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();

@@ -8,6 +8,7 @@ import { conflict } from '../../http/errors.js';
  *     │                ▲  └──cancel──▶ CANCELLED
  *     └─send+date─▶ SCHEDULED ──its time (job)──┘
  *                      └──cancel──▶ CANCELLED
+ *   SCHEDULED/SENDING ──its send job cannot proceed──▶ CANCELLED (start-failure.ts)
  *
  * Every transition is one UPDATE guarded by `status = <from>` on a locked row, so two
  * concurrent requests (send + cancel, cancel + completion) cannot both win.
