@@ -52,10 +52,10 @@ describe('sending a campaign', () => {
     expect(raw.toString()).toMatch(/^List-Unsubscribe: <http[^>]+\/unsubscribe\//m);
 
     const got = (await api(t.app, s.project, 'GET', `/campaigns/${c.id}`)).json<Campaign>();
-    expect(got).toMatchObject({ status: 'SENT', totalRecipients: 9, sentCount: 9, deliveredCount: 0 });
+    expect(got).toMatchObject({ status: 'SENT', totalRecipients: 9, sentCount: 9, unconfirmedCount: 0, deliveredCount: 0 });
     const stats = (await api(t.app, s.project, 'GET', `/campaigns/${c.id}/stats`)).json<CampaignStats>();
     expect(stats).toEqual({
-      total: 9, pending: 0, sent: 9, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0, cancelled: 0,
+      total: 9, pending: 0, sent: 9, unconfirmed: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0, cancelled: 0,
       deliveryRate: 0, openRate: 0, clickRate: 0, bounceRate: 0, complaintRate: 0,
     });
   });
