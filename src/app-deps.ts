@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
 import { createSessions, type Sessions } from './http/session.js';
@@ -17,10 +17,18 @@ export interface AppDeps {
   readonly tokens: Tokens;
   /** SMTP_URL's pooled relay transport, or the capture outbox; close it after the worker stops. */
   readonly mail: MailTransport;
+  /** Checks that the database answers (GET /health): on its own reserved connection in the server. */
+  readonly ping: () => Promise<void>;
 }
 
-export function createAppDeps(config: Config, db: Kysely<Database>): AppDeps {
+/** `ping` defaults to a query on `db`'s pool; the server passes `connectForRequests(…).ping`. */
+export function createAppDeps(config: Config, db: Kysely<Database>, opts: { ping?: () => Promise<void> } = {}): AppDeps {
   return {
+    ping:
+      opts.ping ??
+      (async () => {
+        await sql`SELECT 1`.execute(db);
+      }),
     config,
     db,
     sessions: createSessions(config.secret, config.publicUrl),

@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './app-deps.js';
 import { authPlugin } from './http/auth.js';
+import { bodyTimeoutPlugin, clientErrorHandler, HEADERS_TIMEOUT_MS, serverRequestTimeoutMs } from './http/body-timeout.js';
 import { AuthMode } from './http/context.js';
 import { corsPlugin } from './http/cors.js';
 import { registerErrorHandling } from './http/error-handler.js';
@@ -69,12 +70,17 @@ export const REDACT = [
 
 /** Registers plugins and modules; nothing else. The caller listens (or injects). */
 export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<FastifyInstance> {
+  const bodyTimeouts = { bodyMs: deps.config.bodyTimeoutSeconds * 1000, uploadMs: deps.config.uploadTimeoutSeconds * 1000 };
   const app = Fastify({
     // The request serializer redacts tokens and search terms from logged URLs, whatever logger is passed.
     ...(opts.logger ? { loggerInstance: opts.logger.child({}, { serializers: { req: serializeRequest } }) } : { logger: false }),
     genReqId: () => randomUUID(),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: DEFAULT_BODY_LIMIT,
+    // Slow clients: per-route body deadlines (body-timeout.ts), Node's own limits behind them.
+    requestTimeout: serverRequestTimeoutMs(bodyTimeouts),
+    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    clientErrorHandler,
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: true },
     rewriteUrl: (req) => rewritePublicApiUrl(req.url),
@@ -99,6 +105,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   });
   registerErrorHandling(app);
   registerUnmatched(app, () => routes);
+  await app.register(bodyTimeoutPlugin, bodyTimeouts);
 
   await registerOpenApi(app, deps.config.publicUrl);
   await app.register(corsPlugin);

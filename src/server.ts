@@ -6,6 +6,7 @@ import { buildApp, REDACT } from './app.js';
 import { type AppDeps, createAppDeps } from './app-deps.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
+import { connectForRequests, type RequestDb } from './db/connection.js';
 import { DatabaseStartError, openDatabase, type OpenDatabase } from './db/open.js';
 import { memoryStore, redisStore } from './http/rate-limit.js';
 import { startWorker } from './worker.js';
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
   const runJobs = config.role !== 'api';
 
   let database: OpenDatabase | undefined;
+  let requestDb: RequestDb | undefined;
   let app: FastifyInstance | undefined;
   let runner: Runner | undefined;
   let deps: AppDeps | undefined;
@@ -65,7 +67,11 @@ async function main(): Promise<void> {
     if (runJobs) runner = await startWorker({ pool: db.pool, deps, log });
     if (serveApi && !stopping) {
       const store = config.redisUrl ? redisStore(config.redisUrl, (err) => log.warn({ err }, 'redis error')) : memoryStore();
-      app = await buildApp(deps, { logger: log, rateLimitStore: store });
+      // The API has pools of its own: requests wait at most 2 s for a connection (then 503) and
+      // never take the worker's, and /health keeps a reserved connection (docs/operations.md).
+      requestDb = connectForRequests(db.url);
+      const apiDeps: AppDeps = { ...deps, db: requestDb.db, ping: requestDb.ping };
+      app = await buildApp(apiDeps, { logger: log, rateLimitStore: store });
       // Answers sent while draining tell the client not to reuse the connection.
       app.addHook('onSend', async (_request, reply) => {
         if (stopping) reply.header('connection', 'close');
@@ -74,6 +80,7 @@ async function main(): Promise<void> {
         await app.listen({ port: config.port, host: config.host });
       } catch (err) {
         await runner?.stop();
+        await requestDb.close();
         await db.close();
         fail(`cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -97,6 +104,7 @@ async function main(): Promise<void> {
     const reapIdle = setInterval(() => app?.server.closeIdleConnections(), 100);
     await app?.close();
     clearInterval(reapIdle);
+    await requestDb?.close();
     await runner?.stop();
     await deps?.mail.close();
     await database?.close();

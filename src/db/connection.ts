@@ -8,8 +8,24 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 export interface Db {
   readonly pool: pg.Pool;
   readonly db: Kysely<Database>;
+  /** The connection string (another pool on the same database: {@link connectForRequests}). */
+  readonly url: string;
   close(): Promise<void>;
 }
+
+/**
+ * Waiting for a pooled connection took longer than the pool's acquire timeout: every connection
+ * is in use. Request paths answer it with 503 and Retry-After (src/http/error-handler.ts).
+ */
+export class DatabaseBusyError extends Error {
+  constructor(readonly waitedMs: number, options?: ErrorOptions) {
+    super(`no database connection became free within ${waitedMs} ms`, options);
+    this.name = 'DatabaseBusyError';
+  }
+}
+
+/** pg-pool's error for a checkout that waited connectionTimeoutMillis in its queue (pg-pool/index.js). */
+const QUEUE_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
 /** Options of {@link connect}. */
 export interface ConnectOptions {
@@ -17,24 +33,80 @@ export interface ConnectOptions {
   max?: number;
   /** Application name shown in pg_stat_activity. Default "mailplatform". */
   applicationName?: string;
+  /** How long a query waits for a free pooled connection before {@link DatabaseBusyError}. Default 10 s. */
+  acquireTimeoutMs?: number;
 }
 
 /** Opens a pool and a Kysely instance over it; `close` ends both. */
 export function connect(connectionString: string, opts: ConnectOptions = {}): Db {
+  const acquireTimeoutMs = opts.acquireTimeoutMs ?? 10_000;
   const pool = new pg.Pool({
     connectionString,
     max: opts.max ?? 20,
     application_name: opts.applicationName ?? 'mailplatform',
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: acquireTimeoutMs,
   });
   // An idle client's error (database restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // Kysely gets the pool through this adapter only to give the queue timeout a type of its own.
+  const checkout = {
+    connect: () =>
+      pool.connect().catch((err: unknown) => {
+        if (err instanceof Error && err.message === QUEUE_TIMEOUT_MESSAGE) throw new DatabaseBusyError(acquireTimeoutMs, { cause: err });
+        throw err;
+      }),
+    end: () => pool.end(),
+  };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkout }) });
   return {
     pool,
     db,
+    url: connectionString,
     close: () => db.destroy(),
+  };
+}
+
+/** How long an API request waits for a pooled connection before answering 503 (docs/operations.md). */
+export const REQUEST_ACQUIRE_TIMEOUT_MS = 2000;
+/** Pooled connections of one API process, besides the one reserved for /health. */
+export const REQUEST_POOL_SIZE = 20;
+
+/** The API's database: its pool, and a check of the database on a connection no request can take. */
+export interface RequestDb extends Db {
+  /** `SELECT 1` on the reserved connection (GET /health); rejects when the database does not answer. */
+  ping(): Promise<void>;
+}
+
+/**
+ * The pools of the HTTP API: requests wait at most {@link REQUEST_ACQUIRE_TIMEOUT_MS} for a
+ * connection (then 503, never a long hang), and /health has one connection of its own, so it
+ * answers while requests of others hold every pooled connection.
+ */
+export function connectForRequests(url: string, opts: { max?: number } = {}): RequestDb {
+  const main = connect(url, {
+    max: opts.max ?? REQUEST_POOL_SIZE,
+    applicationName: 'mailplatform-api',
+    acquireTimeoutMs: REQUEST_ACQUIRE_TIMEOUT_MS,
+  });
+  const reserved = new pg.Pool({
+    connectionString: url,
+    max: 1,
+    application_name: 'mailplatform-health',
+    connectionTimeoutMillis: REQUEST_ACQUIRE_TIMEOUT_MS,
+    // A database that accepts the connection but does not answer still fails the check quickly.
+    query_timeout: REQUEST_ACQUIRE_TIMEOUT_MS,
+  });
+  reserved.on('error', () => undefined);
+  reserved.on('connect', (client) => client.on('error', () => undefined));
+  return {
+    ...main,
+    async ping() {
+      await reserved.query('SELECT 1');
+    },
+    async close() {
+      await Promise.all([main.close(), reserved.end()]);
+    },
   };
 }
 

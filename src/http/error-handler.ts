@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
+import { DatabaseBusyError } from '../db/connection.js';
 import { ApiError, ErrorCode, LegacyBadRequest, sendApiError, VALIDATION_MESSAGE } from './errors.js';
 import { unsupportedMediaTypeMessage } from './unmatched.js';
 import { toFieldErrors, zodToFieldErrors } from './validation.js';
@@ -22,8 +23,18 @@ function validatedInput(request: FastifyRequest, context: string | undefined): u
   return undefined;
 }
 
+/** Seconds a client is told to wait when every database connection is busy. */
+const BUSY_RETRY_AFTER_SECONDS = 2;
+
 function toApiError(err: unknown, request: FastifyRequest): ApiError | undefined {
   if (err instanceof ApiError) return err;
+  if (err instanceof DatabaseBusyError) {
+    return new ApiError(503, ErrorCode.SERVICE_UNAVAILABLE, 'The service is busy: no database connection became free in time', {
+      headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
+      suggestion: `Retry in ${BUSY_RETRY_AFTER_SECONDS} seconds`,
+      cause: err,
+    });
+  }
   if (err instanceof ZodError) {
     return new ApiError(422, ErrorCode.VALIDATION_ERROR, VALIDATION_MESSAGE, { errors: zodToFieldErrors(err) });
   }

@@ -11,6 +11,7 @@ export const ErrorCode = {
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
   CONFLICT: 'CONFLICT',
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   VALIDATION_ERROR: 'VALIDATION_ERROR',
@@ -94,7 +95,8 @@ export interface ErrorEnvelope {
   timestamp: string;
 }
 
-export function envelope(request: FastifyRequest, err: ApiError): ErrorEnvelope {
+/** `request` is only read for its id (a socket-level error has no request: it passes a fresh id). */
+export function envelope(request: Pick<FastifyRequest, 'id'>, err: ApiError): ErrorEnvelope {
   return {
     success: false,
     message: err.message,

@@ -6,7 +6,8 @@ import { ApiError, ErrorCode, validationError } from '../../http/errors.js';
 import { BulkBody, JobAccepted, JobIdParams, JobStatusBody } from './bulk.schema.js';
 import { BULK_STATUS_KINDS, type BulkKind, getJobStatus, queueBulkJob } from './bulk.service.js';
 import { projectIdOf } from '../../http/auth.js';
-import { MAX_IMPORT_BYTES, storeImportUpload, tooLarge } from './import.service.js';
+import { beforeBodyDeadline } from '../../http/body-timeout.js';
+import { MAX_IMPORT_BYTES, storeImportUpload, tooLarge } from './import.upload.js';
 import { JobKind } from './jobs.repo.js';
 
 const tags = ['Contacts'];
@@ -60,16 +61,19 @@ export async function contactJobsRoutes(app: FastifyInstance, deps: AppDeps): Pr
         consumes: ['multipart/form-data'],
         response: { 202: JobAccepted },
       },
+      // The file gets UPLOAD_TIMEOUT_SECONDS to arrive; it is received in full before any SQL.
+      config: { bodyTimeout: 'upload' },
       onRequest: async (request) => {
         const length = Number(request.headers['content-length']);
         if (Number.isFinite(length) && length > MAX_IMPORT_BYTES + MULTIPART_OVERHEAD) throw tooLarge();
       },
       handler: async (request, reply) => {
         const projectId = projectIdOf(request);
-        const file = await uploadedFile(request);
+        const file = await beforeBodyDeadline(request, uploadedFile(request));
         const jobId = await storeImportUpload(deps.db, {
           projectId,
           file: { filename: file.filename, stream: file.file, truncated: () => file.file.truncated },
+          signal: request.bodyDeadline,
         });
         return reply.code(202).send({ jobId });
       },

@@ -2,9 +2,13 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 
-/** Stores one piece of an uploaded file (in the upload's transaction). */
-export async function insertImportChunk(trx: Transaction<Database>, input: { jobId: string; seq: number; data: Buffer }): Promise<void> {
-  await trx.insertInto('import_chunks').values({ job_id: input.jobId, seq: input.seq, data: input.data }).execute();
+/** Stores the pieces of an uploaded file, in order, in one statement (in the upload's transaction). */
+export async function insertImportChunks(trx: Transaction<Database>, jobId: string, pieces: readonly Buffer[]): Promise<void> {
+  if (pieces.length === 0) return;
+  await trx
+    .insertInto('import_chunks')
+    .values(pieces.map((data, seq) => ({ job_id: jobId, seq, data })))
+    .execute();
 }
 
 /** The stored file of a job, piece by piece, `perQuery` pieces per query (memory stays bounded). */

@@ -3,117 +3,19 @@ import { pipeline } from 'node:stream/promises';
 import { CsvError, parse, type Parser } from 'csv-parse';
 import type { Kysely } from 'kysely';
 import type { Database, JobRowError, JobStatus } from '../../db/schema.js';
-import { ApiError, ErrorCode, validationError } from '../../http/errors.js';
-import { JobPriority, Tasks } from '../../jobs/queue.js';
 import { isRefused, upsertContactsChecked } from './contacts.upsert.js';
 import {
   analyzeContactProjects,
   deleteImportChunks,
   estimateProjectContacts,
-  insertImportChunk,
   preferIndexProbes,
   readImportChunks,
 } from './import.repo.js';
 import { CELLS_PER_YIELD, ImportBatch, type ImportHeader, inSlices, readHeader, readRow, yieldToEventLoop } from './import.rows.js';
-import { addJobProgress, claimJob, enqueueJob, insertJob, JobKind, lockUnfinishedJob, MAX_STORED_ERRORS } from './jobs.repo.js';
+import { addJobProgress, claimJob, lockUnfinishedJob, MAX_STORED_ERRORS } from './jobs.repo.js';
 
-/** Largest CSV file accepted (SPEC Limits: 5 MB). */
-export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
-/** Size of the stored pieces of an upload. */
-const CHUNK_BYTES = 256 * 1024;
 /** Rows per batch: one upsert statement and one progress update each. */
 export const IMPORT_BATCH_ROWS = 1000;
-
-export const tooLarge = () =>
-  new ApiError(413, ErrorCode.PAYLOAD_TOO_LARGE, `The file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MB`, {
-    suggestion: 'Split the CSV into files of at most 5 MB and import them one after another',
-  });
-
-const notCsv = (message: string) => validationError([{ field: 'file', message, code: 'invalid_type' }]);
-
-/** Rejects what is clearly not a CSV text file: binary content or invalid UTF-8 at the start. */
-function assertLooksLikeCsv(head: Buffer): void {
-  const sample = head.subarray(0, 64 * 1024);
-  if (sample.includes(0)) throw notCsv('The file is not a CSV text file (it contains binary data; save it as UTF-8 CSV)');
-  try {
-    // stream: a character cut at the sample's end is not an error
-    new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: true });
-  } catch {
-    throw notCsv('The file is not UTF-8 text: save it as "CSV UTF-8"');
-  }
-  if (sample.toString('utf8').trim() === '') throw notCsv('The file is empty: a header row with an email column is required');
-}
-
-/** Counts non-empty lines outside quotes: the rows estimate shown as `total` until the job ends. */
-class LineCounter {
-  private lines = 0;
-  private inQuotes = false;
-  private hasContent = false;
-
-  push(buf: Buffer): void {
-    for (const b of buf) {
-      if (b === 0x22) this.inQuotes = !this.inQuotes;
-      if (!this.inQuotes && (b === 0x0a || b === 0x0d)) {
-        if (this.hasContent) this.lines++;
-        this.hasContent = false;
-      } else if (b !== 0x20 && b !== 0x09) {
-        this.hasContent = true;
-      }
-    }
-  }
-
-  get total(): number {
-    return this.lines + (this.hasContent ? 1 : 0);
-  }
-}
-
-/** An uploaded file as the HTTP layer hands it over. */
-export interface UploadedFile {
-  filename: string;
-  stream: AsyncIterable<Buffer>;
-  /** True when the upload stopped at the size limit (checked after the stream ends). */
-  truncated: () => boolean;
-}
-
-/**
- * Streams an upload into import_chunks (~256 KB pieces: the file is never whole in memory),
- * creates the import job row and enqueues its task, all in one transaction: a file that turns
- * out too large or not CSV leaves nothing behind. Returns the job id.
- */
-export async function storeImportUpload(db: Kysely<Database>, input: { projectId: string; file: UploadedFile }): Promise<string> {
-  return db.transaction().execute(async (trx) => {
-    const jobId = await insertJob(trx, { projectId: input.projectId, kind: JobKind.import, payload: { filename: input.file.filename } });
-    const lines = new LineCounter();
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
-    let seq = 0;
-    let bytes = 0;
-    const store = async () => {
-      const data = Buffer.concat(pending, pendingBytes);
-      if (seq === 0) assertLooksLikeCsv(data);
-      await insertImportChunk(trx, { jobId, seq: seq++, data });
-      pending = [];
-      pendingBytes = 0;
-    };
-    for await (const piece of input.file.stream) {
-      bytes += piece.length;
-      if (bytes > MAX_IMPORT_BYTES) throw tooLarge();
-      lines.push(piece);
-      pending.push(piece);
-      pendingBytes += piece.length;
-      if (pendingBytes >= CHUNK_BYTES) await store();
-    }
-    if (input.file.truncated()) throw tooLarge();
-    if (pendingBytes > 0 || seq === 0) await store();
-    await trx
-      .updateTable('jobs')
-      .set({ total: Math.max(lines.total - 1, 0), payload: JSON.stringify({ filename: input.file.filename, bytes, chunks: seq }) })
-      .where('id', '=', jobId)
-      .execute();
-    await enqueueJob(trx, { jobId, task: Tasks.contactsImport, priority: JobPriority.contacts });
-    return jobId;
-  });
-}
 
 /**
  * Keeps the planner's view of the project's size current while an import grows it: after

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertContacts } from '../../../src/modules/contacts/contacts.upsert.js';
-import { insertImportChunk } from '../../../src/modules/contacts/import.repo.js';
+import { insertImportChunks } from '../../../src/modules/contacts/import.repo.js';
 import { runImportJob } from '../../../src/modules/contacts/import.service.js';
 import { insertJob } from '../../../src/modules/contacts/jobs.repo.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
@@ -217,9 +217,7 @@ describe('POST /contacts/import', () => {
     // A job row and its file in three pieces cut mid-row, without a queued task: run by hand.
     const jobId = await t.db.db.transaction().execute(async (trx) => {
       const id = await insertJob(trx, { projectId: project.id, kind: 'import', total: 5 });
-      for (const [seq, [from, to]] of [[0, 13], [13, 40], [40, csv.length]].entries()) {
-        await insertImportChunk(trx, { jobId: id, seq, data: csv.subarray(from, to) });
-      }
+      await insertImportChunks(trx, id, [csv.subarray(0, 13), csv.subarray(13, 40), csv.subarray(40)]);
       return id;
     });
     // A shutdown after the first batch of two rows.

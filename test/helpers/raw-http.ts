@@ -1,0 +1,75 @@
+import net from 'node:net';
+
+/** What a raw HTTP client saw: the status (0: the connection ended without an answer). */
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** Milliseconds from connecting to the complete answer (or to the end of the attempt). */
+  elapsedMs: number;
+}
+
+/** Splits one HTTP/1.1 answer once it is complete (Content-Length bodies only). */
+function parseAnswer(data: Buffer): Omit<RawAnswer, 'elapsedMs'> | undefined {
+  const end = data.indexOf('\r\n\r\n');
+  if (end === -1) return undefined;
+  const [statusLine = '', ...lines] = data.subarray(0, end).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const length = Number(headers['content-length'] ?? 0);
+  const body = data.subarray(end + 4);
+  if (body.length < length) return undefined;
+  return { status: Number(statusLine.split(' ')[1]), headers, body: body.subarray(0, length).toString('utf8') };
+}
+
+/**
+ * Sends `head` and the first `burst` bytes of `body` at once, then one byte of the rest every
+ * `intervalMs`, until the server answers, closes, or `deadlineMs` passes. The socket is always
+ * closed before this resolves.
+ */
+export function trickle(
+  port: number,
+  request: { head: string; body: Buffer; burst: number },
+  opts: { intervalMs: number; deadlineMs: number },
+): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1');
+    let received = Buffer.alloc(0);
+    let sent = 0;
+    let done = false;
+    const finish = (answer: Omit<RawAnswer, 'elapsedMs'>) => {
+      if (done) return;
+      done = true;
+      clearInterval(ticker);
+      clearTimeout(deadline);
+      socket.destroy();
+      resolve({ ...answer, elapsedMs: Date.now() - started });
+    };
+    const noAnswer = () => finish({ status: 0, headers: {}, body: received.toString('utf8') });
+    const ticker = setInterval(() => {
+      if (sent < request.body.length && socket.writable) socket.write(request.body.subarray(sent, ++sent));
+    }, opts.intervalMs);
+    const deadline = setTimeout(noAnswer, opts.deadlineMs);
+    socket.once('connect', () => {
+      sent = Math.min(request.burst, request.body.length);
+      socket.write(Buffer.concat([Buffer.from(request.head, 'latin1'), request.body.subarray(0, sent)]));
+    });
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const answer = parseAnswer(received);
+      if (answer) finish(answer);
+    });
+    socket.on('error', () => undefined); // a reset after the answer, or none: `close` decides
+    socket.once('close', noAnswer);
+  });
+}
+
+/** The head of a request with a Content-Length body. */
+export function requestHead(method: string, path: string, headers: Record<string, string>, length: number): string {
+  const lines = Object.entries({ host: '127.0.0.1', ...headers, 'content-length': String(length) }).map(([k, v]) => `${k}: ${v}`);
+  return `${method} ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`;
+}
