@@ -1,3 +1,4 @@
+import type { Response as InjectResponse } from 'light-my-request';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileCondition, MAX_EXPANDED_FILTERS, MAX_EXPANDED_REFERENCES } from '../../src/conditions/index.js';
@@ -27,7 +28,7 @@ async function countQueries<T>(fn: () => Promise<T>): Promise<{ result: T; queri
   }
 }
 
-type Call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => ReturnType<TestApp['app']['inject']>;
+type Call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => Promise<InjectResponse>;
 const caller = (project: TestProject): Call => (method, url, payload) =>
   t.app.inject({ method, url, headers: bearer(project.secret), ...(payload && { payload }) });
 
