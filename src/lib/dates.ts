@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * The one parser of dates the API accepts (condition values, campaign `scheduledFor`). Strict:
  * a value is taken only if it names one real instant that PostgreSQL stores and reads back the
@@ -107,7 +105,3 @@ export const isDate = (value: unknown, opts?: DateOptions): value is string => p
 
 /** What a refused date is told (422 messages, 400 for scheduledFor). */
 export const DATE_FORMS_HINT = 'an ISO 8601 date (YYYY-MM-DD) or date-time with Z or an offset (2026-12-01T09:00:00Z), year 1000-9999';
-
-/** A request field holding a date: the string as sent, refused (422 naming the field) unless `parseDate` takes it. */
-export const dateString = (opts?: DateOptions) =>
-  z.string().refine((s) => isDate(s, opts), { message: `Must be ${DATE_FORMS_HINT}`, params: { code: 'invalid_date' } });
