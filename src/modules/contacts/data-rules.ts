@@ -45,10 +45,8 @@ const PRIMITIVE_MESSAGE = 'Data values must be a string, number, boolean or null
 /** `{value, persistent}`: with persistent false, the value is used for this request only. */
 const TransientValue = z.strictObject({ value: primitive.nullable(), persistent: z.boolean() });
 
-const key = z
-  .string()
-  .min(1, 'Data keys must not be empty')
-  .max(DATA_LIMITS.maxKeyLength, `Data keys are at most ${DATA_LIMITS.maxKeyLength} characters`);
+const KEY_LENGTH_MESSAGE = `Data keys are at most ${DATA_LIMITS.maxKeyLength} characters`;
+const key = z.string().min(1).max(DATA_LIMITS.maxKeyLength);
 
 const tooBig = (message: string) => ({ code: 'custom' as const, message, params: { code: 'too_big' } });
 
@@ -67,9 +65,16 @@ function limitedData<V extends z.ZodType>(value: V, description: string) {
   const record = z.record(key, value);
   return z
     .preprocess((input, ctx) => {
-      if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
-        const count = Object.keys(input).length;
-        if (count > DATA_LIMITS.maxKeys) ctx.issues.push({ ...tooBig(`At most ${DATA_LIMITS.maxKeys} data keys (got ${count})`), input });
+      if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+      const keys = Object.keys(input);
+      if (keys.length > DATA_LIMITS.maxKeys) {
+        ctx.issues.push({ ...tooBig(`At most ${DATA_LIMITS.maxKeys} data keys (got ${keys.length})`), input });
+        return input;
+      }
+      // Here rather than in the record's key schema, whose issue says only "Invalid key in record".
+      for (const k of keys) {
+        if (k.length === 0) ctx.issues.push({ code: 'custom', message: 'Data keys must not be empty', params: { code: 'too_small' }, path: [k], input });
+        else if (k.length > DATA_LIMITS.maxKeyLength) ctx.issues.push({ ...tooBig(KEY_LENGTH_MESSAGE), path: [k], input });
       }
       return input;
     }, record)

@@ -18,11 +18,17 @@ export interface KeyTypeCount {
 }
 
 /**
- * One pass over the project's contacts: every data key grouped by key and value type, plus the
- * number of contacts (for coverage).
+ * One pass over the project's contacts: the data keys grouped by key and value type, for the
+ * `limit` keys most contacts have (then by key, byte order), plus the number of contacts (for
+ * coverage) and of distinct keys. The aggregation stays in PostgreSQL: the service only ever
+ * receives `limit` keys, however many distinct keys the project's contacts hold.
  */
-export async function countDataKeys(db: Db, projectId: string): Promise<{ totalContacts: number; keys: KeyTypeCount[] }> {
-  const { rows } = await sql<{ total: number; keys: KeyTypeCount[] }>`
+export async function countDataKeys(
+  db: Db,
+  projectId: string,
+  limit: number,
+): Promise<{ totalContacts: number; totalKeys: number; keys: KeyTypeCount[] }> {
+  const { rows } = await sql<{ total: number; total_keys: number; keys: KeyTypeCount[] }>`
     WITH kv AS (
       SELECT e.key, jsonb_typeof(e.value) AS type, e.value
       FROM contacts c CROSS JOIN LATERAL jsonb_each(c.data) AS e
@@ -32,10 +38,13 @@ export async function countDataKeys(db: Db, projectId: string): Promise<{ totalC
       SELECT key, type, count(*)::int AS count,
              (count(*) FILTER (WHERE type = 'string' AND value #>> '{}' ~ ${ISO_DATE_RE}))::int AS dates
       FROM kv GROUP BY key, type
-    )
+    ),
+    per_key AS (SELECT key, sum(count) AS count FROM stats GROUP BY key),
+    top AS (SELECT key FROM per_key ORDER BY count DESC, key COLLATE "C" LIMIT ${limit})
     SELECT (SELECT count(*) FROM contacts WHERE project_id = ${projectId})::int AS total,
-           coalesce((SELECT jsonb_agg(stats) FROM stats), '[]') AS keys`.execute(db);
-  return { totalContacts: rows[0]?.total ?? 0, keys: rows[0]?.keys ?? [] };
+           (SELECT count(*) FROM per_key)::int AS total_keys,
+           coalesce((SELECT jsonb_agg(s) FROM stats s WHERE s.key IN (SELECT key FROM top)), '[]') AS keys`.execute(db);
+  return { totalContacts: rows[0]?.total ?? 0, totalKeys: rows[0]?.total_keys ?? 0, keys: rows[0]?.keys ?? [] };
 }
 
 /** Distinct values of one data key with their counts, most frequent first (then by value). */

@@ -16,7 +16,15 @@ export const Field = z.object({
 });
 export type Field = z.infer<typeof Field>;
 
-export const FieldsList = z.object({ data: z.array(Field), totalContacts: z.number().int() });
+/** Data keys listed by GET /contacts/fields at most (those most contacts have). */
+export const MAX_LISTED_FIELDS = 1000;
+
+export const FieldsList = z.object({
+  data: z.array(Field).describe(`Standard fields, then at most ${MAX_LISTED_FIELDS} data keys: those most contacts have`),
+  totalContacts: z.number().int(),
+  totalKeys: z.number().int().describe('Distinct data keys of the project, listed or not'),
+  truncated: z.boolean().describe(`True when the project has more than ${MAX_LISTED_FIELDS} distinct data keys (the rest are not listed)`),
+});
 export type FieldsList = z.infer<typeof FieldsList>;
 
 export const FieldParams = z.object({ field: z.string().min(1).describe('A data key, as `plan` or `data.plan`') });

@@ -15,7 +15,15 @@ import {
   removeKeyBatch,
   removeKeyFromContacts,
 } from './fields.repo.js';
-import { type Field, type FieldsList, type FieldType, type FieldUsage, MAX_VALUES_PAGE_SIZE, type ValuesPage } from './fields.schema.js';
+import {
+  type Field,
+  type FieldsList,
+  type FieldType,
+  type FieldUsage,
+  MAX_LISTED_FIELDS,
+  MAX_VALUES_PAGE_SIZE,
+  type ValuesPage,
+} from './fields.schema.js';
 import { addJobProgress, claimJob, createQueuedJob, JobKind, lockUnfinishedJob } from './jobs.repo.js';
 
 /** Fields every contact has; not data keys. */
@@ -59,9 +67,13 @@ function inferType(counts: readonly KeyTypeCount[]): FieldType {
   return best.type === 'string' && best.dates * 2 > best.count ? 'date' : 'string';
 }
 
-/** GET /contacts/fields: standard fields, then data keys by coverage (then name). */
-export async function listFields(db: Kysely<Database>, projectId: string): Promise<FieldsList> {
-  const { totalContacts, keys } = await countDataKeys(db, projectId);
+/**
+ * GET /contacts/fields: standard fields, then data keys by coverage (then name): the `limit`
+ * (default {@link MAX_LISTED_FIELDS}) keys most contacts have, so the answer stays small
+ * whatever the project holds.
+ */
+export async function listFields(db: Kysely<Database>, projectId: string, limit = MAX_LISTED_FIELDS): Promise<FieldsList> {
+  const { totalContacts, totalKeys, keys } = await countDataKeys(db, projectId, limit);
   const byKey = new Map<string, KeyTypeCount[]>();
   for (const k of keys) byKey.set(k.key, [...(byKey.get(k.key) ?? []), k]);
   const custom: Field[] = [...byKey].map(([key, counts]) => {
@@ -77,7 +89,7 @@ export async function listFields(db: Kysely<Database>, projectId: string): Promi
     coverage: totalContacts === 0 ? 0 : 100,
     standard: true,
   }));
-  return { data: [...standard, ...custom], totalContacts };
+  return { data: [...standard, ...custom], totalContacts, totalKeys, truncated: totalKeys > custom.length };
 }
 
 /** GET /contacts/fields/:field/values; an unknown key is an empty page. */

@@ -53,6 +53,8 @@ describe('GET /contacts/fields', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({
       totalContacts: 4,
+      totalKeys: 5,
+      truncated: false,
       data: [
         { field: 'email', key: 'email', type: 'string', count: 4, coverage: 100, standard: true },
         { field: 'subscribed', key: 'subscribed', type: 'boolean', count: 4, coverage: 100, standard: true },
