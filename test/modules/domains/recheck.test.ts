@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { parseCrontab, type Runner } from 'graphile-worker';
 import pino from 'pino';
@@ -154,15 +155,23 @@ describe('background re-check of domains', () => {
     const b = await added((await newProject(t.app)).project, name);
     const records = (await row(b.id)).records;
     let release: () => void = () => undefined;
+    let updated: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
+    const aUpdated = new Promise<void>((resolve) => (updated = resolve));
     // A verifies inside an open transaction: B's statement sees no verified row and must wait on the index.
     const competitor = t.db.db.transaction().execute(async (trx) => {
       await trx.updateTable('domains').set({ verified: true }).where('id', '=', a.id).execute();
+      updated();
       await held;
     });
-    await sleep(100);
+    await aUpdated;
     const writing = writeChecks(t.db.db, [{ id: b.id, records, action: 'verify', checked: true }]);
-    await sleep(200);
+    // Release A only once B's statement is waiting on A's lock (polled, bounded).
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(t.db.db);
+      if ((rows[0]?.n ?? 0) > 0) break;
+      await sleep(10);
+    }
     release();
     await competitor;
     const [written] = await writing;
