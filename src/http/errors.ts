@@ -81,7 +81,10 @@ export class LegacyBadRequest extends Error {
 
 export interface ErrorEnvelope {
   success: false;
-  /** `error.message` again, where Plunk's clients (and most HTTP clients) look for it. */
+  /**
+   * `error.message` where Plunk's clients (and many HTTP clients) look for it, followed by
+   * the first field errors: such a client shows this line and nothing else.
+   */
   message: string;
   error: {
     code: string;
@@ -96,10 +99,17 @@ export interface ErrorEnvelope {
 }
 
 /** `request` is only read for its id (a socket-level error has no request: it passes a fresh id). */
+/** The top-level `message`: the error's message and, for a 422, its first fields. */
+function summary(err: ApiError): string {
+  if (!err.errors?.length) return err.message;
+  const fields = err.errors.slice(0, 3).map((e) => `${e.field}: ${e.message}`).join('; ');
+  return `${err.message}: ${fields}${err.errors.length > 3 ? '; …' : ''}`;
+}
+
 export function envelope(request: Pick<FastifyRequest, 'id'>, err: ApiError): ErrorEnvelope {
   return {
     success: false,
-    message: err.message,
+    message: summary(err),
     error: {
       code: err.code,
       message: err.message,
