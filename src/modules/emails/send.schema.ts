@@ -146,6 +146,7 @@ export const SendBody = z
     headers: Headers.optional(),
     reply: z.email().max(254).optional().describe('Reply-To address'),
     type: z.enum(['html']).optional().describe("Plunk clients' body type: `html` (the only one; markdown is not rendered)"),
+    type: z.enum(['html']).optional().describe("Plunk clients' body type: `html` (the only one; markdown is not rendered)"),
     attachments: z.array(Attachment).max(MAX_ATTACHMENTS).optional().describe(`At most ${MAX_ATTACHMENTS}, 10 MB decoded in total`),
   })
   .superRefine((b, ctx) => {
