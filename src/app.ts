@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './app-deps.js';
 import { authPlugin } from './http/auth.js';
-import { bodyTimeoutPlugin, clientErrorHandler, HEADERS_TIMEOUT_MS, serverRequestTimeoutMs } from './http/body-timeout.js';
+import { bodyTimeoutPlugin, clientErrorHandler, serverRequestTimeoutMs } from './http/body-timeout.js';
 import { AuthMode } from './http/context.js';
 import { corsPlugin } from './http/cors.js';
 import { registerErrorHandling } from './http/error-handler.js';
@@ -79,7 +79,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Slow clients: per-route body deadlines (body-timeout.ts), Node's own limits behind them.
     requestTimeout: serverRequestTimeoutMs(bodyTimeouts),
-    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    http: { headersTimeout: bodyTimeouts.bodyMs, connectionsCheckingInterval: 1000 },
     clientErrorHandler,
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: true },

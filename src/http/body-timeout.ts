@@ -22,14 +22,12 @@ declare module 'fastify' {
 
 /** After a 408, how long a client that keeps sending may hold the socket before it is cut. */
 const CLOSE_GRACE_MS = 2000;
-/** Slowest accepted header section (slowloris); Node's default is 60 s. */
-export const HEADERS_TIMEOUT_MS = 20_000;
 
 /** Node's own request timeout, a backstop behind the per-route deadlines: later than all of them. */
 export const serverRequestTimeoutMs = (opts: BodyTimeouts) => Math.max(opts.bodyMs, opts.uploadMs) + 10_000;
 
 export interface BodyTimeouts {
-  /** JSON, form and text bodies. */
+  /** JSON, form and text bodies; also the header section (Node's headersTimeout, against slowloris). */
   bodyMs: number;
   /** Routes declaring `config.bodyTimeout: 'upload'`. */
   uploadMs: number;
