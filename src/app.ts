@@ -111,7 +111,11 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(corsPlugin);
   await app.register(fastifyCookie);
   await app.register(authPlugin, { db: deps.db, sessions: deps.sessions });
-  await app.register(rateLimitPlugin, { limit: deps.config.rateLimitPerMinute, store: opts.rateLimitStore });
+  await app.register(rateLimitPlugin, {
+    limit: deps.config.rateLimitPerMinute,
+    ipLimit: deps.config.signinRateLimitPerMinute,
+    store: opts.rateLimitStore,
+  });
   await app.register(idempotencyPlugin, { db: deps.db, ttlHours: deps.config.idempotencyTtlHours });
   await app.register(textRulesPlugin);
 

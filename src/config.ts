@@ -97,6 +97,7 @@ const envSchema = z.object({
   SIGNUP_ENABLED: bool('SIGNUP_ENABLED', true),
   REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']),
   RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 1000, 1, 10_000_000),
+  SIGNIN_RATE_LIMIT_PER_MINUTE: int('SIGNIN_RATE_LIMIT_PER_MINUTE', 30, 1, 10_000_000),
   IDEMPOTENCY_TTL_HOURS: int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365),
   BODY_TIMEOUT_SECONDS: int('BODY_TIMEOUT_SECONDS', 30, 1, 3600),
   UPLOAD_TIMEOUT_SECONDS: int('UPLOAD_TIMEOUT_SECONDS', 120, 1, 3600),
@@ -141,6 +142,8 @@ export interface Config {
   readonly signupEnabled: boolean;
   readonly redisUrl: string | undefined;
   readonly rateLimitPerMinute: number;
+  /** POST /auth/login and /auth/signup per client address (each costs an argon2 hash). */
+  readonly signinRateLimitPerMinute: number;
   readonly idempotencyTtlHours: number;
   /** A request body (JSON, forms) must arrive within this; else 408 (src/http/body-timeout.ts). */
   readonly bodyTimeoutSeconds: number;
@@ -230,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signupEnabled: e.SIGNUP_ENABLED,
     redisUrl: e.REDIS_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    signinRateLimitPerMinute: e.SIGNIN_RATE_LIMIT_PER_MINUTE,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     bodyTimeoutSeconds: e.BODY_TIMEOUT_SECONDS,
     uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,

@@ -23,6 +23,7 @@ describe('config', () => {
       signupEnabled: true,
       redisUrl: undefined,
       rateLimitPerMinute: 1000,
+      signinRateLimitPerMinute: 30,
       idempotencyTtlHours: 24,
       snsVerify: true,
       snsTopicArns: [],
@@ -36,6 +37,7 @@ describe('config', () => {
     [{ ROLE: 'both' }, /ROLE/],
     [{ SIGNUP_ENABLED: 'maybe' }, /SIGNUP_ENABLED/],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
+    [{ SIGNIN_RATE_LIMIT_PER_MINUTE: '0' }, /SIGNIN_RATE_LIMIT_PER_MINUTE/],
     [{ IDEMPOTENCY_TTL_HOURS: '1.5' }, /IDEMPOTENCY_TTL_HOURS/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ SMTP_URL: 'not a url' }, /SMTP_URL/],
@@ -64,6 +66,7 @@ describe('config', () => {
       SIGNUP_ENABLED: 'false',
       REDIS_URL: 'redis://localhost:6379',
       RATE_LIMIT_PER_MINUTE: '50',
+      SIGNIN_RATE_LIMIT_PER_MINUTE: '7',
       IDEMPOTENCY_TTL_HOURS: '48',
     });
     expect(c).toMatchObject({
@@ -74,6 +77,7 @@ describe('config', () => {
       dnsServers: ['127.0.0.1:5353', '[::1]:53', 'dns.example.com'],
       signupEnabled: false,
       rateLimitPerMinute: 50,
+      signinRateLimitPerMinute: 7,
       idempotencyTtlHours: 48,
     });
   });

@@ -62,15 +62,18 @@ function setHeaders(reply: FastifyReply, limit: number, remaining: number, reset
 }
 
 /**
- * Fixed one-minute windows per project (or per client IP on sign-in routes). Over the
- * limit: 429 RATE_LIMIT_EXCEEDED with Retry-After. A store failure lets requests through
- * (logged) rather than taking the API down with Redis.
+ * Fixed one-minute windows per project (`limit`), or per client IP on sign-in routes
+ * (`ipLimit`: much lower, as each sign-in costs an argon2 hash). Over the limit: 429
+ * RATE_LIMIT_EXCEEDED with Retry-After. A store failure lets requests through (logged)
+ * rather than taking the API down with Redis.
  */
 export const rateLimitPlugin = fp(
-  async (app: FastifyInstance, opts: { limit: number; store: RateLimitStore }) => {
+  async (app: FastifyInstance, opts: { limit: number; ipLimit: number; store: RateLimitStore }) => {
     app.addHook('onRequest', async (request, reply) => {
       const key = limitKey(request);
       if (!key) return;
+      const byAddress = request.routeOptions.config.rateLimit === 'ip';
+      const limit = byAddress ? opts.ipLimit : opts.limit;
       const now = Date.now();
       const windowStart = now - (now % WINDOW_MS);
       const resetSeconds = Math.ceil((windowStart + WINDOW_MS - now) / 1000);
@@ -81,9 +84,12 @@ export const rateLimitPlugin = fp(
         request.log.warn({ err }, 'rate-limit store unavailable; request allowed');
         return;
       }
-      setHeaders(reply, opts.limit, opts.limit - count, resetSeconds);
-      if (count > opts.limit) {
-        throw new ApiError(429, ErrorCode.RATE_LIMIT_EXCEEDED, `Rate limit of ${opts.limit} requests per minute exceeded`, {
+      setHeaders(reply, limit, limit - count, resetSeconds);
+      if (count > limit) {
+        const message = byAddress
+          ? `Too many sign-in requests from this address: the limit is ${limit} per minute`
+          : `Rate limit of ${limit} requests per minute exceeded`;
+        throw new ApiError(429, ErrorCode.RATE_LIMIT_EXCEEDED, message, {
           headers: { 'Retry-After': String(resetSeconds) },
           suggestion: `Retry after ${resetSeconds} seconds`,
         });

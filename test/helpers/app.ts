@@ -22,7 +22,7 @@ export interface TestApp {
 /** A test configuration over the shared test database; `env` overrides variables. */
 export function testConfig(env: Record<string, string> = {}): Config {
   // Tests make far more than 1,000 requests a minute to one project; the rate-limit tests set their own.
-  return loadConfig({ DATABASE_URL: inject('databaseUrl'), SECRET: TEST_SECRET, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', ...env });
+  return loadConfig({ DATABASE_URL: inject('databaseUrl'), SECRET: TEST_SECRET, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000000', ...env });
 }
 
 /**

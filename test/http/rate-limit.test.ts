@@ -55,14 +55,25 @@ describe('rate limit (in memory)', () => {
     expect(other.headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
   });
 
-  it('limits sign-in attempts per client address', async () => {
-    await awayFromWindowEdge();
-    const statuses: number[] = [];
-    for (let i = 0; i <= LIMIT; i++) {
-      const res = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'nobody@example.com', password: 'wrong-password' }, remoteAddress: '203.0.113.7' });
-      statuses.push(res.statusCode);
+  it('limits sign-in and sign-up per client address with their own, lower limit', async () => {
+    // The project limit is the test default (1,000,000): only SIGNIN_RATE_LIMIT_PER_MINUTE can answer 429.
+    const signin = await createTestApp({ env: { SIGNIN_RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      await awayFromWindowEdge();
+      const from = (remoteAddress: string, url = '/auth/login') =>
+        signin.app.inject({ method: 'POST', url, payload: { email: `${remoteAddress}@example.com`, password: 'wrong-password' }, remoteAddress });
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await from('203.0.113.7')).statusCode);
+      const over = await from('203.0.113.7', '/auth/signup');
+      expect(statuses).toEqual([401, 401, 401]);
+      const error = expectEnvelope(over, 429, 'RATE_LIMIT_EXCEEDED');
+      expect(error.message).toMatch(/sign-in requests from this address/);
+      expect(over.headers['ratelimit-limit']).toBe('3');
+      expect(over.headers['retry-after']).toMatch(/^\d+$/);
+      expect((await from('203.0.113.8')).statusCode).toBe(401);
+    } finally {
+      await signin.close();
     }
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
   });
 
   it('does not count health checks', async () => {

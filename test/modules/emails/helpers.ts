@@ -51,7 +51,7 @@ export async function createSendTestApp(opts: { env?: Record<string, string> } =
   await sql`CREATE DATABASE ${sql.id(name)}`.execute(admin.db);
   const db = connect(databaseUrl(name), { max: 10 });
   await migrateToLatest(db.db, db.pool);
-  const config = loadConfig({ DATABASE_URL: databaseUrl(name), SECRET: TEST_SECRET, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', ...opts.env });
+  const config = loadConfig({ DATABASE_URL: databaseUrl(name), SECRET: TEST_SECRET, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000000', ...opts.env });
   const deps = createAppDeps(config, db.db);
   const app = await buildApp(deps, { rateLimitStore: memoryStore() });
   await app.ready();
