@@ -25,6 +25,8 @@ describe('config', () => {
       rateLimitPerMinute: 1000,
       signinRateLimitPerMinute: 30,
       idempotencyTtlHours: 24,
+      bodyTimeoutSeconds: 30,
+      uploadTimeoutSeconds: 120,
       snsVerify: true,
       snsTopicArns: [],
     });
@@ -39,6 +41,8 @@ describe('config', () => {
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
     [{ SIGNIN_RATE_LIMIT_PER_MINUTE: '0' }, /SIGNIN_RATE_LIMIT_PER_MINUTE/],
     [{ IDEMPOTENCY_TTL_HOURS: '1.5' }, /IDEMPOTENCY_TTL_HOURS/],
+    [{ BODY_TIMEOUT_SECONDS: '0' }, /BODY_TIMEOUT_SECONDS/],
+    [{ UPLOAD_TIMEOUT_SECONDS: 'soon' }, /UPLOAD_TIMEOUT_SECONDS/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ SMTP_URL: 'not a url' }, /SMTP_URL/],
     [{ PUBLIC_URL: 'ftp://x' }, /PUBLIC_URL/],
