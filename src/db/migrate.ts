@@ -14,6 +14,7 @@ import * as m0010 from './migrations/0010_segment_condition_changed_at.js';
 import * as m0011 from './migrations/0011_campaign_status_reason.js';
 import * as m0012 from './migrations/0012_email_delivery_stage.js';
 import * as m0013 from './migrations/0013_login_throttle_sessions.js';
+import * as m0014 from './migrations/0014_suppressions.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0011_campaign_status_reason': m0011,
   '0012_email_delivery_stage': m0012,
   '0013_login_throttle_sessions': m0013,
+  '0014_suppressions': m0014,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -128,6 +128,7 @@ export interface Database {
   segment_members: SegmentMembersTable;
   campaigns: CampaignsTable;
   worker_heartbeats: WorkerHeartbeatsTable;
+  suppressions: SuppressionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -349,3 +350,18 @@ export interface WorkerHeartbeatsTable {
   started_at: Generated<Date>;
   beat_at: Generated<Date>;
 }
+
+export const SUPPRESSION_REASONS = ['HARD_BOUNCE', 'COMPLAINT', 'MANUAL'] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+
+/** An address the project never delivers to (migration 0014; src/modules/suppressions). */
+export interface SuppressionsTable {
+  project_id: string;
+  /** Lower-cased, like contacts.email. */
+  email: string;
+  reason: SuppressionReason;
+  detail: string | null;
+  source_email_id: string | null;
+  created_at: Timestamp;
+}
+export type SuppressionRow = Selectable<SuppressionsTable>;
