@@ -4,9 +4,9 @@ import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { SESSION_COOKIE } from '../../http/session.js';
-import { endSession, findUserById, rowToUser } from './accounts.repo.js';
+import { findUserById, rowToUser } from './accounts.repo.js';
 import { LoginBody, SignupBody, User } from './accounts.schema.js';
-import { login, signup } from './accounts.service.js';
+import { login, logout, signup } from './accounts.service.js';
 import { createLoginThrottle } from './login-throttle.js';
 
 export async function accountsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -56,8 +56,7 @@ export async function accountsRoutes(app: FastifyInstance, deps: AppDeps): Promi
     schema: { tags, summary: 'End the session and clear its cookie', response: { 200: z.object({ success: z.literal(true) }) } },
     handler: async (request, reply) => {
       const token = request.cookies[SESSION_COOKIE];
-      const claims = token ? await deps.sessions.verify(token) : undefined;
-      if (claims) await endSession(deps.db, claims.sessionId, claims.expiresAt);
+      await logout(deps.db, token ? await deps.sessions.verify(token) : undefined);
       deps.sessions.clear(reply);
       return { success: true as const };
     },

@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 import type { Database, UserRow } from '../../db/schema.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { uuidV7 } from '../../lib/uuid.js';
-import { findUserByEmail, insertUserUnlessTaken, rowToUser, updatePasswordHash } from './accounts.repo.js';
+import type { SessionClaims } from '../../http/session.js';
+import { endSession, findUserByEmail, insertUserUnlessTaken, rowToUser, updatePasswordHash } from './accounts.repo.js';
 import type { User } from './accounts.schema.js';
 import { clearThrottle, throttleKey } from './login-throttle.repo.js';
 import { type LoginThrottle, normaliseEmail } from './login-throttle.js';
@@ -55,6 +56,11 @@ export async function login(db: Kysely<Database>, throttle: LoginThrottle, input
   });
   if (!user) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Invalid email or password');
   return user;
+}
+
+/** Logout: ends this session (if the cookie held a valid one) in every API process at once. */
+export async function logout(db: Kysely<Database>, session: SessionClaims | undefined): Promise<void> {
+  if (session) await endSession(db, session.sessionId, session.expiresAt);
 }
 
 /** Sets a new password for the user with this email (operator CLI). */
