@@ -66,7 +66,9 @@ class DeadlineBody extends Readable {
     }
     // Only a parser that reads gets the 408 as a stream error (an unread stream has no listener).
     this.attached = true;
-    const abort = () => this.destroy(this.signal.reason as Error);
+    const abort = () => {
+      this.destroy(this.signal.reason as Error);
+    };
     if (this.signal.aborted) return abort();
     this.signal.addEventListener('abort', abort, { once: true });
     this.source.on('data', this.onData).once('end', this.onEnd).once('error', this.onError);

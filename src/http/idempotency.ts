@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { DatabaseBusyError } from '../db/connection.js';
 import type { Database } from '../db/schema.js';
 import { ApiError, ErrorCode, validationError } from './errors.js';
 
@@ -127,6 +128,13 @@ export const idempotencyPlugin = fp(
           this.claimed = true;
         },
       };
+    });
+
+    // A 503 for want of a free database connection: the transaction of the request never began
+    // (a connection is taken when it begins), so nothing was performed and the key stays free
+    // for the retry that Retry-After asks for. Not recorded like other 5xx answers.
+    app.addHook('onError', async (request, _reply, error) => {
+      if (error instanceof DatabaseBusyError && !request.idempotency?.claimed) request.idempotency = undefined;
     });
 
     // Recorded before the answer leaves, so an immediate retry already finds the key.

@@ -25,11 +25,27 @@ let db: RequestDb;
 let port: number;
 let attacker: TestProject;
 let victim: TestProject;
+/** Resolves when the connections taken by a marked request are released again. */
+let held: Promise<void> = Promise.resolve();
+/** Longer than the 2 s wait: the 503's own recording of the key (if any) would then succeed. */
+const HOLD_MS = REQUEST_ACQUIRE_TIMEOUT_MS + 500;
 
 beforeAll(async () => {
   const config = testConfig({ BODY_TIMEOUT_SECONDS: String(BODY_TIMEOUT_S), UPLOAD_TIMEOUT_SECONDS: String(UPLOAD_TIMEOUT_S) });
   db = connectForRequests(inject('databaseUrl'), { max: POOL_SIZE });
   app = await buildApp(createAppDeps(config, db.db, { ping: db.ping }), { rateLimitStore: memoryStore() });
+  // Marked requests find every pooled connection taken once the Idempotency-Key lookup is done,
+  // until HOLD_MS later: their own transaction cannot begin within the 2 s wait.
+  app.addHook('preHandler', async (request) => {
+    if (request.headers['x-test-hold-pool'] !== '1') return;
+    const clients = await Promise.all(Array.from({ length: POOL_SIZE }, () => db.pool.connect()));
+    held = new Promise((resolve) =>
+      setTimeout(() => {
+        for (const c of clients) c.release();
+        resolve();
+      }, HOLD_MS),
+    );
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   port = (app.server.address() as AddressInfo).port;
   attacker = (await newProject(app)).project;
@@ -170,5 +186,21 @@ describe('an exhausted pool', () => {
     }
     // Released: the same request goes through.
     expect((await createContact(victim)).res.status).toBe(201);
+  });
+
+  it('a request answered 503 for want of a connection leaves its Idempotency-Key free for the retry', { timeout: 30_000 }, async () => {
+    const key = `busy-${uniqueEmail()}`;
+    const track = (extra: Record<string, string>) =>
+      timed('/v1/track', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${victim.public}`, 'content-type': 'application/json', 'idempotency-key': key, ...extra },
+        body: JSON.stringify({ email: uniqueEmail('busy'), event: 'busy_retry' }),
+      });
+    const busy = await track({ 'x-test-hold-pool': '1' });
+    expect(busy.res.status, busy.body).toBe(503);
+    expect(busy.res.headers.get('retry-after')).toBe('2');
+    await held;
+    const retry = await track({});
+    expect(retry.res.status, retry.body).toBe(200);
   });
 });
