@@ -47,8 +47,28 @@ export interface SmtpSink {
 
 const MESSAGE_ID = /^Message-ID:[ \t]*(<[^>\r\n]+>)/im;
 
-export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<SmtpSink> {
+export interface SinkOptions {
+  /** Keep each message's bytes (default true). */
+  keepRaw?: boolean;
+  /**
+   * A slow relay: every RCPT TO reply waits `rcptMs`, every final reply (after the message's dot,
+   * which is recorded at once) waits `replyMs`, so transactions spend their time at both stages.
+   */
+  delays?: { rcptMs?: number; replyMs?: number };
+}
+
+export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
   const keepRaw = opts.keepRaw ?? true;
+  const later = (ms: number | undefined, fn: () => void) => {
+    if (!ms) return fn();
+    setTimeout(() => {
+      try {
+        fn();
+      } catch {
+        // the client's connection is gone
+      }
+    }, ms);
+  };
   const messages: SinkMessage[] = [];
   const replies = new Map<string, SinkReply>();
   const rcpts = new Map<string, number>();
@@ -71,7 +91,7 @@ export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<S
       rcpts.set(to, (rcpts.get(to) ?? 0) + 1);
       if (takeHold(to, 'rcpt')) return void stalled.push({ at: 'rcpt', address: to, answer: () => callback() });
       const reply = replies.get(to);
-      if (!reply) return callback();
+      if (!reply) return later(opts.delays?.rcptMs, () => callback());
       const left = (reply.times ?? Infinity) - 1;
       if (left <= 0) replies.delete(to);
       else replies.set(to, { ...reply, times: left });
@@ -93,7 +113,7 @@ export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<S
         });
         const held = to.find((a) => takeHold(a, 'reply'));
         if (held !== undefined) stalled.push({ at: 'reply', address: held, answer: () => callback() });
-        else callback();
+        else later(opts.delays?.replyMs, () => callback());
       });
     },
   });

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
+import DataStream from 'nodemailer/lib/smtp-connection/data-stream.js';
 
 /** Pool defaults; each can be overridden by a query parameter of SMTP_URL (`?maxConnections=16`). */
 export const SMTP_POOL_DEFAULTS = {
@@ -65,40 +66,74 @@ export class SmtpError extends Error {
   }
 }
 
-/** Bytes of the message held back with the final dot (any number > 0 would do: see {@link withheldEnd}). */
-const WITHHELD_TAIL_BYTES = 512;
+/** What a send's {@link gateEndOfData} shares with it. */
+interface EndOfDataGate {
+  beforeEnd: () => Promise<void>;
+  /** Set once `beforeEnd` resolved and the last bytes and the dot were let through. */
+  released: boolean;
+  /** Set once the send settled: a gate opening after that must not call `beforeEnd`. */
+  settled: boolean;
+}
 
 /**
- * `raw` as a stream whose last bytes and end wait for `beforeEnd`. nodemailer writes the
- * terminating `\r\n.\r\n` only when the message stream ends (smtp-connection/data-stream.js
- * `_flush`, reached through mime-node's raw pipe and LastNewline); a stream error instead fails
- * the send with ESTREAM and the pool closes the connection (smtp-pool/pool-resource.js) without
- * ever writing the dot. `state.released` turns true once the dot may go out; after
- * `state.settled` (the send failed before it got here, e.g. at RCPT) `beforeEnd` is not called.
+ * The message stream nodemailer writes into the DATA phase, with its last chunk and its end held
+ * until `gate.beforeEnd` resolves. Why this works (nodemailer 7, read in its source):
+ * - smtp-connection pipes the message into its DataStream only once DATA got its 354 (send →
+ *   _setEnvelope → _actionDATA → _createSendStream), and DataStream writes the terminating
+ *   `\r\n.\r\n` only in `_flush`, when the message stream ends;
+ * - a message stream error fails the send with ESTREAM and the pool closes the connection
+ *   (smtp-pool/pool-resource.js) without the dot: the relay discards the transaction;
+ * - this stream is the last stage of mime-node's createReadStream (a processFunc, no `newline`
+ *   or DKIM option set), so it is read only by that pipe: nothing before it waits on the gate,
+ *   and `beforeEnd` runs once the relay has every byte but the last chunk. Stages before it
+ *   buffer the whole message eagerly; that is fine, it is in memory already.
+ * When the envelope is refused, smtp-connection drains the message into a plain PassThrough
+ * instead, before the send's promise settles: the gate opens only into a DataStream.
  */
-function withheldEnd(raw: Buffer, beforeEnd: () => Promise<void>, state: { released: boolean; settled: boolean }): Readable {
-  const split = Math.max(0, raw.length - WITHHELD_TAIL_BYTES);
-  let step = split > 0 ? 0 : 1;
-  return new Readable({
+function gateEndOfData(input: Readable, gate: EndOfDataGate): Readable {
+  const chunks: Buffer[] = [];
+  let inputEnded = false;
+  let demand = false;
+  let opening = false;
+  let intoData = false;
+  class GatedMessage extends Readable {
+    override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+      if (destination instanceof DataStream) intoData = true;
+      return super.pipe(destination, options);
+    }
+  }
+  const out = new GatedMessage({
     read() {
-      if (step === 0) {
-        step = 1;
-        this.push(raw.subarray(0, split));
-      } else if (step === 1) {
-        step = 2;
-        if (state.settled) return void this.destroy(new Error('The send already ended'));
-        beforeEnd().then(
-          () => {
-            if (state.settled) return void this.destroy(new Error('The send already ended'));
-            state.released = true;
-            this.push(raw.subarray(split));
-            this.push(null);
-          },
-          (err: unknown) => this.destroy(err instanceof Error ? err : new Error(String(err))),
-        );
-      }
+      demand = true;
+      flow();
     },
   });
+  const fail = (err: unknown): void => {
+    out.destroy(err instanceof Error ? err : new Error(String(err)));
+  };
+  function flow(): void {
+    while (demand && chunks.length > 1) demand = out.push(chunks.shift());
+    if (!demand || !inputEnded || opening || chunks.length > 1) return;
+    opening = true;
+    if (gate.settled || !intoData) return fail(new Error('The message is not being sent (no DATA in progress)'));
+    gate.beforeEnd().then(() => {
+      if (gate.settled) return fail(new Error('The send already ended'));
+      gate.released = true;
+      const last = chunks.shift();
+      if (last) out.push(last);
+      out.push(null);
+    }, fail);
+  }
+  input.on('data', (chunk: Buffer | string) => {
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    flow();
+  });
+  input.on('end', () => {
+    inputEnded = true;
+    flow();
+  });
+  input.on('error', fail);
+  return out;
 }
 
 function field(err: unknown, name: string): unknown {
@@ -174,21 +209,29 @@ function semaphore(size: number): () => Promise<() => void> {
 export function createSmtpTransport(smtpUrl: string): SmtpTransport {
   const options = smtpPoolOptions(smtpUrl);
   const transport = nodemailer.createTransport(options);
+  // The gate of each send, by its message (nodemailer hands the same Buffer to its plugins as mail.data.raw).
+  const gates = new WeakMap<Buffer, EndOfDataGate>();
+  transport.use('stream', (mail, done) => {
+    const gate = Buffer.isBuffer(mail.data.raw) ? gates.get(mail.data.raw) : undefined;
+    if (gate) mail.message.processFunc((input) => gateEndOfData(input, gate));
+    done();
+  });
   const reserve = semaphore(Math.max(1, Number(options.maxConnections) || SMTP_POOL_DEFAULTS.maxConnections));
   return {
     reserve,
     async send(raw, envelope, opts = {}) {
-      const state = { released: false, settled: false };
-      const hook = opts.beforeEndOfData;
+      const gate = opts.beforeEndOfData && { beforeEnd: opts.beforeEndOfData, released: false, settled: false };
+      if (gate) gates.set(raw, gate);
       try {
-        const info = await transport.sendMail({ envelope, raw: hook ? withheldEnd(raw, hook, state) : raw });
+        const info = await transport.sendMail({ envelope, raw });
         return { response: info.response };
       } catch (err) {
         const smtp = classifySmtpError(err);
-        smtp.endOfDataSent = state.released;
+        smtp.endOfDataSent = gate?.released ?? false;
         throw smtp;
       } finally {
-        state.settled = true;
+        if (gate) gate.settled = true;
+        gates.delete(raw);
       }
     },
     async close() {

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDelivery, NO_REPLY_NOTE } from '../../../src/mail/delivery.js';
+import { createMailTransport } from '../../../src/mail/transports/index.js';
+import { createSmtpTransport, SmtpError } from '../../../src/mail/transports/smtp.js';
+import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';
+import { newProject } from '../../helpers/accounts.js';
+import { sleep } from '../../helpers/process.js';
+import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
+import { addVerifiedDomain, createSendTestApp, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
+
+/**
+ * The end-of-data stage (docs/sending.md "Exactly once"): the transport awaits
+ * `beforeEndOfData` once the relay has the message but its final dot, and a rejection aborts
+ * the transaction without the dot. Real SMTP on loopback (test/helpers/smtp-sink.ts).
+ */
+
+let sink: SmtpSink;
+let t: SendTestApp;
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  t = await createSendTestApp({ env: { SMTP_URL: sink.url } });
+});
+afterAll(async () => {
+  await t?.close();
+  await sink?.close();
+});
+
+const envelope = (to: string) => ({ from: 'a@sender.example', to });
+/** A message of `kb` KiB: larger than the streams' buffers, so the gate also holds back real data. */
+const message = (to: string, marker: string, kb = 1) =>
+  Buffer.from(`From: a@sender.example\r\nTo: ${to}\r\nSubject: ${marker}\r\nMessage-ID: <${marker}@x>\r\n\r\n${`${marker} line\r\n`.repeat(kb * 64)}`);
+
+async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+describe('SMTP transport: beforeEndOfData', () => {
+  // A small message fits the streams' buffers whole (read before DATA starts), a large one does not.
+  it.each([1, 256])('is awaited only once DATA is under way, and the final dot waits for it (%i KiB)', async (kb) => {
+    const smtp = createSmtpTransport(sink.url);
+    try {
+      const to = `gate${kb}@example.com`;
+      sink.hold(to, 'rcpt');
+      const calls: number[] = [];
+      const sent = smtp.send(message(to, 'gate', kb), envelope(to), {
+        beforeEndOfData: async () => {
+          calls.push(sink.messagesTo(to).length);
+          // The dot must not go out while this runs. Absence cannot be polled for: 200 ms is
+          // far more than a loopback dot and reply take (under 1 ms), so a dot sent early would show.
+          await sleep(200);
+          calls.push(sink.messagesTo(to).length);
+        },
+      });
+      await until('the RCPT stall', () => sink.held().rcpt.includes(to));
+      expect(calls, 'called before the relay answered RCPT TO (no DATA yet)').toEqual([]);
+      sink.release();
+      const accepted = await sent;
+      expect(accepted.response).toMatch(/^250/);
+      expect(calls).toEqual([0, 0]);
+      expect(sink.messagesTo(to)).toHaveLength(1);
+      expect(sink.messagesTo(to)[0]?.raw.toString()).toContain('gate line\r\ngate line\r\n');
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it('a rejection aborts the transaction without the dot: nothing delivered, the next message goes through alone', async () => {
+    const smtp = createSmtpTransport(`${sink.url}?maxConnections=1`);
+    try {
+      const to = 'abort@example.com';
+      const err = await smtp
+        .send(message(to, 'aborted', 64), envelope(to), { beforeEndOfData: () => Promise.reject(new Error('database gone')) })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SmtpError);
+      expect(err).toMatchObject({ endOfDataSent: false, permanent: false, responseCode: undefined });
+      expect(String((err as Error).message)).toMatch(/database gone/);
+      // The same (single) pool slot: the aborted connection was closed, not reused mid-DATA.
+      await smtp.send(message(to, 'second'), envelope(to));
+      await until('the second message', () => sink.messagesTo(to).length >= 1);
+      await sleep(100);
+      expect(sink.messagesTo(to)).toHaveLength(1);
+      const raw = sink.messagesTo(to)[0]?.raw.toString() ?? '';
+      expect(raw).toContain('Subject: second');
+      expect(raw).not.toContain('aborted');
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it('is not called when the relay refuses the recipient', async () => {
+    const smtp = createSmtpTransport(sink.url);
+    try {
+      const to = 'refused@example.com';
+      sink.reject(to, { code: 550, message: 'no such user', times: 1 });
+      let called = false;
+      const err = await smtp
+        .send(message(to, 'refused'), envelope(to), { beforeEndOfData: async () => void (called = true) })
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ permanent: true, endOfDataSent: false });
+      await sleep(50); // the envelope error path still drains the message stream: give it the chance to open the gate
+      expect(called).toBe(false);
+    } finally {
+      await smtp.close();
+    }
+  });
+});
+
+describe('delivery: the stage on the email row', () => {
+  const deliveryWith = (smtpUrl: string) => {
+    const mail = createMailTransport(smtpUrl);
+    return { mail, delivery: createDelivery({ db: t.db.db, tokens: t.deps.tokens, publicUrl: t.config.publicUrl, mail, dkimBox: dkimSecretBox(t.config.secret) }) };
+  };
+  async function pendingEmail(to: string): Promise<string> {
+    const { project } = await newProject(t.app);
+    const { domain } = await addVerifiedDomain(t, project.id);
+    const res = await send(t.app, project, { to, from: `hi@${domain}`, subject: 's', body: '<p>b</p>' });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json<SendAnswer>().data.emails[0]?.email ?? '';
+  }
+
+  it('commits end_of_data_at before the dot; a reply lost after the dot is SENT unconfirmed, not retried', async () => {
+    // No worker runs in this file: each email is delivered by hand, once.
+    const { mail, delivery } = deliveryWith(`${sink.url}?socketTimeout=400`);
+    try {
+      const to = 'lost-reply@example.com';
+      const id = await pendingEmail(to);
+      sink.hold(to, 'reply');
+      const outcome = delivery.deliver({ emailId: id, attempt: 1, maxAttempts: 10 });
+      await until('the reply stall', () => sink.held().reply.includes(to));
+      const [stage] = await waitForStatus(t.db, [id], ['SENDING']);
+      expect(stage?.end_of_data_at).toBeInstanceOf(Date);
+      expect(await outcome).toMatchObject({ kind: 'unconfirmed', note: expect.stringContaining(NO_REPLY_NOTE) });
+      sink.release();
+      const [row] = await waitForStatus(t.db, [id], ['SENT']);
+      expect(row).toMatchObject({ unconfirmed: true, attempts: 1, error: expect.stringContaining(NO_REPLY_NOTE) });
+      expect(sink.messagesTo(to)).toHaveLength(1);
+    } finally {
+      await mail.close();
+    }
+  });
+
+  it('withholds the dot when the email is no longer in this attempt (another run took it over)', async () => {
+    const { mail, delivery } = deliveryWith(sink.url);
+    try {
+      const to = 'fenced@example.com';
+      const id = await pendingEmail(to);
+      sink.hold(to, 'rcpt');
+      const outcome = delivery.deliver({ emailId: id, attempt: 1, maxAttempts: 10 });
+      await until('the RCPT stall', () => sink.held().rcpt.includes(to));
+      // What a second run does to an attempt it found interrupted: a new attempt number.
+      await t.db.db.updateTable('emails').set({ attempts: 2 }).where('id', '=', id).execute();
+      sink.release();
+      expect(await outcome).toMatchObject({ kind: 'skipped' });
+      await sleep(100);
+      expect(sink.messagesTo(to)).toEqual([]);
+      const row = await t.db.db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ status: 'SENDING', end_of_data_at: null });
+    } finally {
+      await mail.close();
+    }
+  });
+});
