@@ -19,6 +19,7 @@ import { markEndOfData, restartInterrupted } from '../modules/emails/delivery-st
 import { personaliseCampaignEmail } from '../modules/campaigns/personalise.js';
 import { prepareForDelivery } from './compliance.js';
 import { dkimSign } from './dkim.js';
+import { HTML_DEPTH_RULE } from './html-depth.js';
 import { buildMime } from './mime.js';
 import { htmlToText } from './render.js';
 import type { MailTransport } from './transports/index.js';
@@ -82,6 +83,11 @@ export interface DeliveryHooks {
   afterRelayAccepted?: () => void | Promise<void>;
 }
 
+/** The message cannot be built from its row (rendering, text part, MIME, signing): retrying would fail the same way. */
+export class CompositionError extends Error {
+  override readonly name = 'CompositionError';
+}
+
 /** A transient failure: the email is PENDING again and the job must be retried (graphile-worker's backoff). */
 export class RetryableDeliveryError extends Error {
   override readonly name = 'RetryableDeliveryError';
@@ -127,27 +133,46 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     return key;
   }
 
+  /**
+   * The signed message. Loading the attachments may fail transiently (thrown, retried); every
+   * step after it is computed from the row alone, so its failure would repeat on every attempt:
+   * it is thrown as a CompositionError naming the step, and the email becomes FAILED at once.
+   */
   async function compose(email: DeliveryEmail, key: DkimKey): Promise<Buffer> {
     const attachments = email.attachmentSetId ? await findAttachments(db, email.attachmentSetId) : [];
-    const prepared = prepareForDelivery(
-      email.html,
-      { emailId: email.id, projectId: email.projectId, contactId: email.contactId, type: email.type, tracking: email.tracking },
-      { tokens: deps.tokens, publicUrl: deps.publicUrl },
-    );
-    const raw = await buildMime({
-      from: { address: email.fromEmail, name: email.fromName },
-      to: { address: email.toEmail, name: email.toName },
-      replyTo: email.replyTo,
-      subject: email.subject,
-      html: prepared.html,
-      text: htmlToText(prepared.html),
-      messageId: email.messageId,
-      date: new Date(),
-      headers: email.headers,
-      preparedHeaders: prepared.headers,
-      attachments,
-    });
-    return dkimSign(raw, key);
+    let step = 'tracking and compliance';
+    try {
+      const prepared = prepareForDelivery(
+        email.html,
+        { emailId: email.id, projectId: email.projectId, contactId: email.contactId, type: email.type, tracking: email.tracking },
+        { tokens: deps.tokens, publicUrl: deps.publicUrl },
+      );
+      // The API refuses deeper HTML (html-depth.ts); a row that holds it anyway (stored before the
+      // limit, or deepened by a {{{raw}}} value) is refused here by the same rule, not half-sent.
+      step = 'HTML nesting';
+      if (!HTML_DEPTH_RULE.ok(prepared.html)) throw new Error(HTML_DEPTH_RULE.message);
+      step = 'text part';
+      const text = htmlToText(prepared.html);
+      step = 'MIME message';
+      const raw = await buildMime({
+        from: { address: email.fromEmail, name: email.fromName },
+        to: { address: email.toEmail, name: email.toName },
+        replyTo: email.replyTo,
+        subject: email.subject,
+        html: prepared.html,
+        text,
+        messageId: email.messageId,
+        date: new Date(),
+        headers: email.headers,
+        preparedHeaders: prepared.headers,
+        attachments,
+      });
+      step = 'DKIM signature';
+      return dkimSign(raw, key);
+    } catch (err) {
+      const why = !(err instanceof Error) ? String(err) : err.name === 'Error' ? err.message : `${err.name}: ${err.message}`;
+      throw new CompositionError(`Not sent: the message could not be composed (${step}): ${why.slice(0, 300)}`, { cause: err });
+    }
   }
 
   async function fail(emailId: string, error: string): Promise<DeliveryOutcome> {
@@ -182,7 +207,13 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
 
     const key = await senderKey(email);
     if (!key) return fail(email.id, `Not sent: the sender domain ${domainOf(email.fromEmail)} is no longer verified for this project`);
-    const raw = await compose(email, key);
+    let raw: Buffer;
+    try {
+      raw = await compose(email, key);
+    } catch (err) {
+      if (err instanceof CompositionError) return fail(email.id, err.message);
+      throw err;
+    }
     const envelope = { from: email.fromEmail, to: email.toEmail };
 
     if (mail.kind === 'capture') {

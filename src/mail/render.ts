@@ -1,4 +1,5 @@
 import { compile } from 'html-to-text';
+import { htmlDepth, indexOfCaseless, MAX_HTML_DEPTH } from './html-depth.js';
 
 /** Variables of one rendering: contact data, one-off data, and the reserved email/URL values. */
 export type Variables = Record<string, string | number | boolean | null | undefined>;
@@ -79,9 +80,58 @@ export function variableUsePattern(key: string): string {
  * The plain-text part generated from an HTML body: links kept as "text [url]" (just the url
  * when it is the text), images dropped, lines wrapped at 78 characters, table cells on their
  * own lines (email layouts are tables: inline cells would glue words together).
+ *
+ * Never throws and stays linear on any input: html-to-text walks its tree recursively (3,000
+ * nested elements overflow the stack) and its parser closes tags by scanning the open stack, so
+ * HTML nested deeper than MAX_HTML_DEPTH (which the API refuses, but rows stored before the limit
+ * may hold) gets the plain tag strip instead, and so does anything the converter still fails on.
  */
 export function htmlToText(html: string): string {
-  return toText(html).trim();
+  if (htmlDepth(html) > MAX_HTML_DEPTH) return stripTags(html);
+  try {
+    return toText(html).trim();
+  } catch {
+    return stripTags(html);
+  }
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/**
+ * Text of `html` without its tags, iteratively and in linear time: each tag becomes a space, the
+ * contents of script and style are dropped, common entities decoded, runs of blanks collapsed.
+ * The fallback text part: plainer than html-to-text's, but always there.
+ */
+export function stripTags(html: string): string {
+  const parts: string[] = [];
+  let i = 0;
+  while (i < html.length) {
+    const lt = html.indexOf('<', i);
+    if (lt === -1) {
+      parts.push(html.slice(i));
+      break;
+    }
+    parts.push(html.slice(i, lt));
+    const gt = html.indexOf('>', lt + 1);
+    if (gt === -1) break; // an unterminated tag at the end
+    parts.push(' ');
+    const first = html.charCodeAt(lt + 1) | 0x20; // lower-cased letter
+    const raw = first === 115 /* s */ ? /^<(script|style)[\s>/]/i.exec(html.slice(lt, lt + 8))?.[1] : undefined;
+    const close = raw ? indexOfCaseless(html, `</${raw.toLowerCase()}`, gt + 1) : -1;
+    i = raw ? (close === -1 ? html.length : close) : gt + 1;
+  }
+  return parts
+    .join('')
+    .replace(/&(#\d{1,7}|#x[\da-f]{1,6}|[a-z]{2,6});/gi, (m, e: string) => decodeEntity(e) ?? m)
+    .replace(/[ \t\f\v\u00a0]+/g, ' ')
+    .replace(/ ?\n[\s]*/g, '\n')
+    .trim();
+}
+
+function decodeEntity(e: string): string | undefined {
+  if (e[0] !== '#') return ENTITIES[e.toLowerCase()];
+  const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+  return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : undefined;
 }
 
 // Compiled once: compiling the options costs more than converting a typical email.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AUDIENCE_TYPES, CAMPAIGN_STATUS_REASONS, CAMPAIGN_STATUSES, EMAIL_TYPES } from '../../db/schema.js';
 import { pageOf, pageQueryFields } from '../../http/paging.js';
+import { HTML_DEPTH_RULE } from '../../mail/html-depth.js';
 import { SORT_DIRS, TEMPLATE_LIMITS } from '../templates/templates.schema.js';
 
 export const CAMPAIGN_SORTS = ['createdAt', 'name', 'updatedAt'] as const;
@@ -70,6 +71,7 @@ const fields = {
     .string()
     .refine((s) => Buffer.byteLength(s, 'utf8') <= TEMPLATE_LIMITS.bodyBytes, issue('Body must be at most 1 MiB (UTF-8)', 'too_big'))
     .refine(noNul, issue('Must not contain NUL characters', 'invalid_string'))
+    .refine(HTML_DEPTH_RULE.ok, issue(HTML_DEPTH_RULE.message, HTML_DEPTH_RULE.code))
     .optional(),
   fromName: z.preprocess(blankToNull, headerText(TEMPLATE_LIMITS.fromName).nullable().optional()),
   replyTo: z.preprocess(blankToNull, email.nullable().optional()),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HTML_DEPTH_RULE, MAX_HTML_DEPTH } from '../../mail/html-depth.js';
 import { RequestDataInput } from '../contacts/data-rules.js';
 
 /** Recipients per request (each gets its own contact upsert, rendering and email). */
@@ -136,7 +137,7 @@ export const SendBody = z
       ])
       .describe(`One recipient, or 1 to ${MAX_RECIPIENTS}; each gets its own contact and email (a repeated address is sent once)`),
     subject: Subject.optional().describe('1 to 998 characters, no newlines; required without a template'),
-    body: z.string().min(1).optional().describe('HTML with {{variables}}; required without a template'),
+    body: z.string().min(1).optional().describe(`HTML with {{variables}}, elements nested at most ${MAX_HTML_DEPTH} deep; required without a template`),
     template: z.uuid().optional().describe("A template of the project: its subject, body, sender, reply-to and type"),
     from: Mailbox.optional().describe('Sender on a verified domain; required unless the template has one'),
     name: DisplayName.optional().describe('Deprecated: sender name when `from` is an address without a name'),
@@ -154,6 +155,7 @@ export const SendBody = z
       if (b.from === undefined) ctx.addIssue(issue('invalid_type', 'Required without a template', ['from']));
     }
     if (b.body !== undefined && hasNul(b.body)) ctx.addIssue(issue('invalid_string', 'Body must not contain NUL characters', ['body']));
+    if (b.body !== undefined && !HTML_DEPTH_RULE.ok(b.body)) ctx.addIssue(issue(HTML_DEPTH_RULE.code, HTML_DEPTH_RULE.message, ['body']));
     const attachmentBytes = (b.attachments ?? []).reduce((n, a) => n + base64Bytes(a.content), 0);
     if (attachmentBytes > MAX_ATTACHMENT_BYTES) {
       ctx.addIssue(issue('too_big', `Attachments are at most ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MB in total (decoded)`, ['attachments']));

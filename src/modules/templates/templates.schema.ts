@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageQueryFields } from '../../http/paging.js';
+import { HTML_DEPTH_RULE, MAX_HTML_DEPTH } from '../../mail/html-depth.js';
 
 export const TEMPLATE_TYPES = ['TRANSACTIONAL', 'MARKETING', 'HEADLESS'] as const;
 export type TemplateType = (typeof TEMPLATE_TYPES)[number];
@@ -61,7 +62,8 @@ const headerText = (max: number, what: string) =>
 const body = z
   .string()
   .refine((s) => Buffer.byteLength(s, 'utf8') <= TEMPLATE_LIMITS.bodyBytes, issue('Body must be at most 1 MiB (UTF-8)', 'too_big'))
-  .refine((s) => !hasNul(s), issue('Must not contain NUL characters', 'invalid_string'));
+  .refine((s) => !hasNul(s), issue('Must not contain NUL characters', 'invalid_string'))
+  .refine(HTML_DEPTH_RULE.ok, issue(HTML_DEPTH_RULE.message, HTML_DEPTH_RULE.code));
 
 const trimmed = (v: unknown) => (typeof v === 'string' ? v.trim() : v);
 const email = z.email().max(TEMPLATE_LIMITS.email);
@@ -85,7 +87,7 @@ const fields = {
   subject: headerText(TEMPLATE_LIMITS.subject, 'Subject')
     .optional()
     .describe(`Default ''; at most ${TEMPLATE_LIMITS.subject} characters, no line breaks`),
-  body: body.optional().describe("HTML; default ''; at most 1 MiB"),
+  body: body.optional().describe(`HTML; default ''; at most 1 MiB, elements nested at most ${MAX_HTML_DEPTH} deep`),
   fromName: fromName.describe('Sender display name; null or empty clears it'),
   replyTo: optionalEmail.describe('Reply-To address; null or empty clears it'),
   type: z.enum(TEMPLATE_TYPES).optional(),
