@@ -33,6 +33,7 @@ import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { trackRoutes } from './modules/events/track.routes.js';
 import { projectsRoutes } from './modules/projects/projects.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
+import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.js';
 
 /** One registered route and its declared authentication. */
 export interface RouteSummary {
@@ -136,5 +137,6 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(webhooksRoutes, deps);
   await app.register(segmentsRoutes, deps);
   await app.register(campaignsRoutes, deps);
+  await app.register(suppressionsRoutes, deps);
   return app;
 }

@@ -10,6 +10,7 @@ import {
   type DeliveryEmail,
   findAttachments,
   findEmailForDelivery,
+  markCancelled,
   markFailed,
   markSending,
   markSent,
@@ -195,6 +196,11 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       email = { ...email, status: 'PENDING', error: RESENT_NOTE };
     }
     if (email.status !== 'PENDING') return { kind: 'skipped', reason: `status is ${email.status}` };
+    // Suppressed since it was queued (bounce, complaint, manual entry): never sent, whatever its type.
+    if (email.suppressed !== null) {
+      await markCancelled(db, email.id, email.suppressed);
+      return { kind: 'skipped', reason: email.suppressed };
+    }
     if (email.projectDisabled) return fail(email.id, 'Not sent: the project is disabled');
     // Campaign emails hold the campaign's templates: rendered now with the contact's current data.
     const personal = email.recipient ? await personaliseCampaignEmail(db, { ...email, recipient: email.recipient }, deps) : undefined;

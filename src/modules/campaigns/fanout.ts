@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
 import { domainOf } from '../domains/sender.js';
 import { enqueueEmails } from '../emails/emails.repo.js';
+import { suppressionJoinSql, suppressionNoteSql } from '../suppressions/index.js';
 import { audienceSql } from './audience.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -63,9 +64,10 @@ export type FanOutOutcome =
 /**
  * The campaign-send job's work: a due SCHEDULED campaign becomes SENDING, then a SENDING
  * campaign without email rows gets them (one per audience contact; MARKETING skips unsubscribed
- * contacts), each with its send-email job at campaign priority, total_recipients set, and a
- * completion check enqueued. An empty audience completes at once (SENT). Safe to run any number
- * of times.
+ * contacts), each with its send-email job at campaign priority (a suppressed address's row is
+ * CANCELLED with the reason instead, without a job), total_recipients set (all rows), and a
+ * completion check enqueued. An audience with nothing to deliver completes at once (SENT). Safe
+ * to run any number of times.
  */
 export async function runCampaignSend(db: Kysely<Database>, campaignId: string): Promise<FanOutOutcome> {
   return db.transaction().execute(async (trx) => {
@@ -86,29 +88,31 @@ export async function runCampaignSend(db: Kysely<Database>, campaignId: string):
     const domain = domainOf(campaign.from_email);
     // Subject and body are stored as templates: delivery renders them with the contact's data
     // at that moment (src/mail/delivery.ts → personalise.ts).
-    const { rows } = await sql<{ id: string }>`
+    // Suppressed addresses get their row CANCELLED with the reason (and no job): visible per
+    // email and counted as cancelled in the stats, like every other recipient not sent to.
+    const { rows } = await sql<{ id: string; status: string }>`
       INSERT INTO emails (id, project_id, contact_id, source, type, campaign_id, to_email, from_email, from_name, reply_to,
-                          subject, html, message_id)
+                          subject, html, message_id, status, error)
       SELECT r.id, ${campaign.project_id}, r.contact_id, 'CAMPAIGN', ${campaign.type}, ${campaignId}, r.email,
              ${campaign.from_email}, ${campaign.from_name}, ${campaign.reply_to}, ${campaign.subject}, ${campaign.body},
-             '<' || r.id || '@' || ${domain} || '>'
-      FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email
-            FROM contacts c
+             '<' || r.id || '@' || ${domain} || '>', CASE WHEN r.suppressed IS NULL THEN 'PENDING' ELSE 'CANCELLED' END, r.suppressed
+      FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email, ${suppressionNoteSql('sup')} AS suppressed
+            FROM contacts c ${suppressionJoinSql(campaign.project_id, sql.ref('c.email'), 'sup')}
             WHERE c.project_id = ${campaign.project_id} AND (${audience}) ${marketing}) r
       ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
-      RETURNING id`.execute(trx);
-    const ids = rows.map((r) => r.id);
+      RETURNING id, status`.execute(trx);
+    const ids = rows.filter((r) => r.status === 'PENDING').map((r) => r.id);
     for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
       await enqueueEmails(trx, ids.slice(i, i + ENQUEUE_CHUNK), { priority: JobPriority.campaign });
     }
     const done = ids.length === 0;
     await trx
       .updateTable('campaigns')
-      .set({ total_recipients: ids.length, updated_at: sql`now()`, ...(done && { status: 'SENT', sent_at: sql`now()` }) })
+      .set({ total_recipients: rows.length, updated_at: sql`now()`, ...(done && { status: 'SENT', sent_at: sql`now()` }) })
       .where('id', '=', campaignId)
       .execute();
     if (!done) await enqueueCompletionCheck(trx, campaignId);
-    return { kind: 'materialised', recipients: ids.length };
+    return { kind: 'materialised', recipients: rows.length };
   });
 }
 

@@ -9,6 +9,7 @@ import { subscriptionUrls } from '../../mail/compliance.js';
 import { renderTemplate } from '../../mail/render.js';
 import { domainOf } from '../domains/sender.js';
 import { allocateEmailIds, enqueueEmails, insertEmails } from '../emails/emails.repo.js';
+import { isSuppressed } from '../suppressions/index.js';
 import { findCampaignById, findContactByEmail } from './campaigns.repo.js';
 import type { Campaign, SendCampaignAnswer, TestSendAnswer } from './campaigns.schema.js';
 import { checkSender, findCampaignOr404, withCounts } from './campaigns.service.js';
@@ -104,7 +105,7 @@ export interface TestSendDeps {
  * POST /campaigns/:id/test: one email to `to`, rendered now with the data of the project's
  * contact of that address (if any; no contact is created), source TEST, at transactional
  * priority. It carries no campaign_id: it neither counts in the stats nor takes the contact's
- * one campaign email.
+ * one campaign email. To a suppressed address it is CANCELLED with the reason (the message says it).
  */
 export async function testSendCampaign(
   deps: TestSendDeps,
@@ -115,8 +116,11 @@ export async function testSendCampaign(
   await checkSender(db, input.projectId, campaign.from_email);
   const to = input.to.toLowerCase();
   const contact = await findContactByEmail(db, input.projectId, to);
+  let suppressed: string | undefined;
   const emailId = await db.transaction().execute(async (trx) => {
     const [id = ''] = await allocateEmailIds(trx, 1);
+    // A suppressed address gets its email row CANCELLED with the reason, like every send path.
+    suppressed = await isSuppressed(trx, input.projectId, to);
     const urls = subscriptionUrls(
       { emailId: id, projectId: input.projectId, contactId: contact?.id ?? null, type: campaign.type, tracking: input.tracking },
       deps,
@@ -140,12 +144,12 @@ export async function testSendCampaign(
         headers: {},
         attachmentSetId: null,
         messageId: `<${id}@${domainOf(campaign.from_email)}>`,
-        status: 'PENDING',
-        error: null,
+        status: suppressed === undefined ? 'PENDING' : 'CANCELLED',
+        error: suppressed ?? null,
       },
     ]);
-    await enqueueEmails(trx, [id], { priority: JobPriority.transactional });
+    if (suppressed === undefined) await enqueueEmails(trx, [id], { priority: JobPriority.transactional });
     return id;
   });
-  return { success: true, data: { emailId, email: to }, message: `Test email queued for ${to}` };
+  return { success: true, data: { emailId, email: to }, message: suppressed ?? `Test email queued for ${to}` };
 }

@@ -3,6 +3,7 @@ import type { Database, EmailRow, EmailSource, EmailStatus, EmailType, StoredAtt
 import { Tasks } from '../../jobs/queue.js';
 import { isUuid } from '../../lib/uuid.js';
 import { captureMessage, type CapturedMessage } from '../../mail/transports/capture.js';
+import { suppressionNoteSql } from '../suppressions/index.js';
 import { recordMilestone, STATUS_EVENT } from './status.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -129,6 +130,8 @@ export interface DeliveryEmail extends EmailMessage {
   error: string | null;
   tracking: TrackingMode;
   projectDisabled: boolean;
+  /** Set when the recipient's address is on the project's suppression list: the note to cancel with. */
+  suppressed: string | null;
   /**
    * Campaign emails only: the recipient contact as it is now (read in the same query), for
    * rendering at delivery. `id` null: the contact was deleted since the fan-out.
@@ -150,6 +153,9 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     // Only campaign emails are personalised at delivery: for other emails the key is NULL, so the
     // contacts index is not even probed.
     .leftJoin('contacts as c', (j) => j.on('c.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`))
+    // The suppression list, probed by its key in this same query (no extra round trip per email).
+    .leftJoin('suppressions as s', (j) => j.onRef('s.project_id', '=', 'e.project_id').on('s.email', '=', sql<string>`lower(e.to_email)`))
+    .select(suppressionNoteSql('s').as('suppressed'))
     .select([
       'e.id', 'e.project_id', 'e.contact_id', 'e.source', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
       'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.end_of_data_at', 'e.error', 'p.tracking', 'p.disabled',
@@ -182,6 +188,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     error: r.error,
     tracking: r.tracking,
     projectDisabled: r.disabled,
+    suppressed: r.suppressed,
     ...(recipient && { recipient }),
   };
 }
@@ -210,6 +217,18 @@ export async function markSending(db: Kysely<Database>, emailId: string): Promis
     .returning('attempts')
     .executeTakeFirst();
   return row?.attempts;
+}
+
+/** PENDING → CANCELLED with the reason (never delivered); false when it was not PENDING any more. */
+export async function markCancelled(db: Kysely<Database>, emailId: string, error: string): Promise<boolean> {
+  const row = await db
+    .updateTable('emails')
+    .set({ status: 'CANCELLED', error, updated_at: sql`now()` })
+    .where('id', '=', emailId)
+    .where('status', '=', 'PENDING')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** SENDING → PENDING after a caught transient failure, with the reason, before the job is retried. */

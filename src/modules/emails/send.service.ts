@@ -9,6 +9,7 @@ import { renderTemplate } from '../../mail/render.js';
 import { upsertContacts, type UpsertedContact } from '../contacts/contacts.upsert.js';
 import { normalizeEmail, resolveData } from '../contacts/data-rules.js';
 import { assertVerifiedSender, domainOf } from '../domains/sender.js';
+import { findSuppressionNotes } from '../suppressions/index.js';
 import { GroupCommit, GroupCommitClosedError, type Outcome, QueueFullError } from '../../lib/group-commit.js';
 import { allocateEmailIds, enqueueEmails, findTemplate, insertAttachmentSet, insertEmails, type NewEmail } from './emails.repo.js';
 import { MAX_MESSAGE_BYTES, parseMailbox, type SendBody } from './send.schema.js';
@@ -133,8 +134,9 @@ export interface Sender {
  * POST /v1/send. A request's writes commit in one transaction: its Idempotency-Key, each
  * recipient's contact upsert (new contacts unsubscribed unless `subscribed` says otherwise),
  * one rendered email per recipient with its Message-ID, its attachments (stored once), and
- * one send-email job per deliverable email at transactional priority. MARKETING mail to an
- * unsubscribed contact is accepted but CANCELLED, with no job. Requests of one project that
+ * one send-email job per deliverable email at transactional priority. Mail to a suppressed
+ * address (any type), and MARKETING mail to an unsubscribed contact, is accepted but CANCELLED
+ * with the reason, with no job. Requests of one project that
  * arrive within milliseconds share that transaction (group commit): every commit that
  * enqueues jobs takes PostgreSQL's NOTIFY lock, which otherwise caps acceptance at one
  * commit per WAL flush. A batch that fails is rerun request by request.
@@ -186,9 +188,14 @@ async function writeBatch(deps: SendDeps, trx: Transaction<Database>, projectId:
     pairs.map(({ item, recipient }) => ({ email: recipient.email, patch: item.patch, subscribed: item.subscribed, subscribedIfNew: false })),
   );
   const ids = await allocateEmailIds(trx, pairs.length);
+  // One query for the whole batch: a suppressed address gets its email row, CANCELLED with the reason.
+  const suppressed = await findSuppressionNotes(trx, projectId, contacts.map((c) => c.row.email));
   const sets = new Map<SendItem, string>();
   for (const item of accepted) if (item.attachments.length > 0) sets.set(item, await insertAttachmentSet(trx, projectId, item.attachments));
-  const rows = pairs.map(({ item, recipient }, n) => renderEmail(deps, item, recipient, at(contacts, n), at(ids, n), sets.get(item) ?? null));
+  const rows = pairs.map(({ item, recipient }, n) => {
+    const contact = at(contacts, n);
+    return renderEmail(deps, item, recipient, contact, at(ids, n), sets.get(item) ?? null, suppressed.get(contact.row.email));
+  });
   for (const item of accepted) checkSize(item, rows.filter((_, n) => pairs[n]?.item === item));
   await insertEmails(trx, rows);
   await enqueueEmails(trx, rows.filter((r) => r.status === 'PENDING').map((r) => r.id), { priority: JobPriority.transactional });
@@ -216,14 +223,26 @@ function checkSize(item: SendItem, rows: readonly NewEmail[]): void {
   }
 }
 
-/** One recipient's email: variables are the contact's data after the upsert, the request's one-off values and the reserved ones. */
-function renderEmail(deps: SendDeps, item: SendItem, recipient: Mailbox, contact: UpsertedContact, id: string, attachmentSetId: string | null): NewEmail {
+/**
+ * One recipient's email: variables are the contact's data after the upsert, the request's one-off
+ * values and the reserved ones. `suppressed`: the address's suppression note, if it has one.
+ */
+function renderEmail(
+  deps: SendDeps,
+  item: SendItem,
+  recipient: Mailbox,
+  contact: UpsertedContact,
+  id: string,
+  attachmentSetId: string | null,
+  suppressed: string | undefined,
+): NewEmail {
   const urls = subscriptionUrls(
     { emailId: id, projectId: item.projectId, contactId: contact.row.id, type: item.type, tracking: item.tracking },
     { tokens: deps.tokens, publicUrl: deps.publicUrl },
   );
   const vars = { ...contact.row.data, ...item.values, email: contact.row.email, ...urls };
-  const blocked = item.type === 'MARKETING' && !contact.row.subscribed;
+  // Suppression first: it applies to every type of email, transactional included.
+  const blocked = suppressed ?? (item.type === 'MARKETING' && !contact.row.subscribed ? UNSUBSCRIBED_MARKETING : null);
   return {
     id,
     projectId: item.projectId,
@@ -242,8 +261,8 @@ function renderEmail(deps: SendDeps, item: SendItem, recipient: Mailbox, contact
     headers: item.headers,
     attachmentSetId,
     messageId: `<${id}@${domainOf(item.sender.email)}>`,
-    status: blocked ? 'CANCELLED' : 'PENDING',
-    error: blocked ? UNSUBSCRIBED_MARKETING : null,
+    status: blocked === null ? 'PENDING' : 'CANCELLED',
+    error: blocked,
   };
 }
 

@@ -1,10 +1,13 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
-/** The email one of these Message-IDs names (unique index on message_id). */
-export async function findEmailByMessageIds(trx: Transaction<Database>, messageIds: readonly string[]): Promise<{ id: string } | undefined> {
+/** The email one of these Message-IDs names (unique index on message_id), with its recipient (suppressions). */
+export async function findEmailByMessageIds(
+  trx: Transaction<Database>,
+  messageIds: readonly string[],
+): Promise<{ id: string; project_id: string; to_email: string } | undefined> {
   if (messageIds.length === 0) return undefined;
-  return trx.selectFrom('emails').select('id').where('message_id', 'in', messageIds).limit(1).executeTakeFirst();
+  return trx.selectFrom('emails').select(['id', 'project_id', 'to_email']).where('message_id', 'in', messageIds).limit(1).executeTakeFirst();
 }
 
 /** Keeps a soft bounce's reason on the email (its status is left alone: see docs/tracking.md). */

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { recordMilestone } from '../emails/status.js';
+import { addSuppressions } from '../suppressions/index.js';
 import { disableProjectIfUnhealthy, findEmailByMessageIds, noteSoftBounce, REPUTATION, unsubscribeContact } from './notifications.repo.js';
 import type { DeliveryEvent } from './ses.js';
 
@@ -14,15 +15,22 @@ export type Outcome = 'unknown-email' | 'recorded' | 'duplicate' | 'soft-bounce'
 
 const percent = (part: number, whole: number) => `${((100 * part) / whole).toFixed(2)}%`;
 
+/** A suppression's detail: the bounce type and diagnostic, or the complaint's feedback type. */
+function detailOf(data: Record<string, unknown>): string | null {
+  const parts = [data.bounceType, data.bounceSubType, data.diagnosticCode, data.complaintFeedbackType].filter((v) => typeof v === 'string');
+  return parts.length > 0 ? parts.join(': ').slice(0, 1000) : null;
+}
+
 /**
  * Applies one delivery notification in one transaction:
  * - delivery → DELIVERED;
- * - hard (Permanent) bounce → BOUNCED, the contact unsubscribed, the project's reputation checked;
+ * - hard (Permanent) bounce → BOUNCED, the contact unsubscribed, the address suppressed, the
+ *   project's reputation checked;
  * - soft (Transient, Undetermined) bounce → the reason noted on the email; no status change,
  *   no unsubscribe (the address may work tomorrow; it does not count toward auto-disable);
- * - complaint → COMPLAINED, the contact unsubscribed, the reputation checked.
+ * - complaint → COMPLAINED, the contact unsubscribed, the address suppressed, the reputation checked.
  * Statuses never move backwards (recordMilestone). A repeated notification (SNS delivers at
- * least once) records nothing new and unsubscribes no one again.
+ * least once) records nothing new, and unsubscribes or suppresses no one again.
  */
 export async function applyDeliveryEvent(db: Kysely<Database>, event: DeliveryEvent, log: Logger): Promise<Outcome> {
   return db.transaction().execute(async (trx): Promise<Outcome> => {
@@ -42,6 +50,10 @@ export async function applyDeliveryEvent(db: Kysely<Database>, event: DeliveryEv
     if (!change) return 'not-trackable';
     if (!change.first) return 'duplicate';
     if (change.contactId) await unsubscribeContact(trx, change.projectId, change.contactId);
+    // The address itself is never sent to again, transactional mail included (docs/suppressions.md).
+    await addSuppressions(trx, [
+      { projectId: email.project_id, email: email.to_email, reason: status === 'BOUNCED' ? 'HARD_BOUNCE' : 'COMPLAINT', detail: detailOf(event.data), sourceEmailId: email.id },
+    ]);
     const health = await disableProjectIfUnhealthy(trx, change.projectId);
     if (health.disabled) {
       const reason =
