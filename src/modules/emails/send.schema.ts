@@ -24,6 +24,15 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'list-unsubscribe', 'list-unsubscribe-post', 'return-path', 'received', 'authentication-results',
   'arc-seal', 'arc-message-signature', 'arc-authentication-results',
 ]);
+/**
+ * Headers a caller may not set although the service does not write them: they make receiving
+ * systems resend, or send bounces or read receipts, to an address of the caller's choosing.
+ * `Resent-*` is refused as a prefix (Resent-From, Resent-To, Resent-Date…).
+ */
+const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set(['errors-to', 'disposition-notification-to']);
+const isForbiddenHeader = (lower: string) => FORBIDDEN_HEADERS.has(lower) || lower.startsWith('resent-');
+/** Control characters other than tab (CR/LF would inject headers; the others corrupt them). */
+const CONTROL_BUT_TAB = /(?!\t)\p{Cc}/u;
 const MAX_HEADERS = 50;
 /** RFC 5322 field name: printable ASCII except the colon. */
 const HEADER_NAME = /^[!-9;-~]{1,100}$/;
@@ -79,12 +88,21 @@ const Subject = z
     else if (hasNul(v)) ctx.addIssue(issue('invalid_string', 'Subject must not contain NUL characters'));
   });
 
+/**
+ * The last path component of an attachment filename, for either separator: a recipient's client
+ * that honours a folder in Content-Disposition must never be steered outside its download folder.
+ */
+export const fileBasename = (filename: string): string => filename.slice(Math.max(filename.lastIndexOf('/'), filename.lastIndexOf('\\')) + 1);
+
 const Attachment = z.object({
   filename: z
     .string()
     .min(1)
     .max(255)
-    .refine((v) => !/\p{Cc}/u.test(v), { message: 'Filename must not contain control characters', params: { code: 'invalid_string' } }),
+    .refine((v) => !/\p{Cc}/u.test(v), { message: 'Filename must not contain control characters', params: { code: 'invalid_string' } })
+    .transform(fileBasename)
+    .refine((v) => v !== '' && v !== '.' && v !== '..', { message: 'Filename must name a file (it is kept without its folders)', params: { code: 'invalid_string' } })
+    .describe('Sent without any folder part: "../../etc/passwd" and "C:\\docs\\a.pdf" become "passwd" and "a.pdf"'),
   content: z
     .string()
     .refine((v) => v.length % 4 === 0 && BASE64.test(v), { message: 'Content must be base64', params: { code: 'invalid_string' } })
@@ -111,14 +129,18 @@ const Headers = z
         ctx.addIssue(issue('invalid_string', 'Header names are 1 to 100 printable ASCII characters, without spaces, colons or newlines', [name]));
       } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
         ctx.addIssue(issue('reserved_header', `The ${name} header is set by the service`, [name]));
+      } else if (isForbiddenHeader(name.toLowerCase())) {
+        ctx.addIssue(issue('forbidden_header', `The ${name} header is not allowed: it redirects resends, bounces or read receipts`, [name]));
       } else if (value.length > MAX_LINE) {
         ctx.addIssue(issue('too_big', `Header values are at most ${MAX_LINE} characters`, [name]));
-      } else if (NEWLINE.test(value) || hasNul(value)) {
-        ctx.addIssue(issue('invalid_string', 'Header values must not contain newline or NUL characters', [name]));
+      } else if (CONTROL_BUT_TAB.test(value)) {
+        ctx.addIssue(issue('invalid_string', 'Header values must not contain control characters other than tab (no newlines, no NUL)', [name]));
       }
     }
   })
-  .describe('Extra headers; names without CR/LF, values up to 998 characters without CR/LF; headers the service sets are refused');
+  .describe(
+    'Extra headers; names are printable ASCII, values up to 998 characters without control characters other than tab; headers the service sets, Resent-*, Errors-To and Disposition-Notification-To are refused',
+  );
 
 /** Decoded size of a (valid) base64 string. */
 export const base64Bytes = (b64: string): number => (b64.length / 4) * 3 - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0);

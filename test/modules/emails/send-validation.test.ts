@@ -47,6 +47,17 @@ describe('POST /v1/send validation (422 VALIDATION_ERROR with field paths)', () 
     ['a DKIM-Signature header', () => ({ ...valid(), headers: { 'DKIM-Signature': 'v=1' } }), 'headers.DKIM-Signature', 'reserved_header'],
     ['a List-Unsubscribe header', () => ({ ...valid(), headers: { 'List-Unsubscribe': '<x>' } }), 'headers.List-Unsubscribe', 'reserved_header'],
     ['a Message-ID header', () => ({ ...valid(), headers: { 'Message-ID': '<x@y>' } }), 'headers.Message-ID', 'reserved_header'],
+    ['a Resent-From header', () => ({ ...valid(), headers: { 'Resent-From': 'x@evil.example' } }), 'headers.Resent-From', 'forbidden_header'],
+    ['a RESENT-TO header (any case, any Resent-*)', () => ({ ...valid(), headers: { 'RESENT-TO': 'x@evil.example' } }), 'headers.RESENT-TO', 'forbidden_header'],
+    ['an Errors-To header', () => ({ ...valid(), headers: { 'errors-to': 'x@evil.example' } }), 'headers.errors-to', 'forbidden_header'],
+    ['a Disposition-Notification-To header', () => ({ ...valid(), headers: { 'Disposition-Notification-To': 'x@evil.example' } }), 'headers.Disposition-Notification-To', 'forbidden_header'],
+    ['a header value with a NUL', () => ({ ...valid(), headers: { 'X-Tag': 'a\u0000b' } }), 'headers.X-Tag', 'invalid_string'],
+    ['a header value with an escape character', () => ({ ...valid(), headers: { 'X-Tag': 'a\u001b[31mb' } }), 'headers.X-Tag', 'invalid_string'],
+    ['a header value with DEL', () => ({ ...valid(), headers: { 'X-Tag': 'a\u007fb' } }), 'headers.X-Tag', 'invalid_string'],
+    ['a header value with a C1 control (NEL)', () => ({ ...valid(), headers: { 'X-Tag': 'a\u0085b' } }), 'headers.X-Tag', 'invalid_string'],
+    ['a header name with a control character', () => ({ ...valid(), headers: { 'X-\u0001A': 'x' } }), 'headers.X-\u0001A', 'invalid_string'],
+    ['a filename that is only folders', () => ({ ...valid(), attachments: [{ ...attachment(), filename: '../../' }] }), 'attachments.0.filename', 'invalid_string'],
+    ['a filename ending in ..', () => ({ ...valid(), attachments: [{ ...attachment(), filename: 'a\\..' }] }), 'attachments.0.filename', 'invalid_string'],
     ['11 attachments', () => ({ ...valid(), attachments: Array.from({ length: 11 }, (_, i) => attachment(i)) }), 'attachments', 'too_big'],
     ['attachments over 10 MB', () => ({ ...valid(), attachments: [attachment(0, Buffer.alloc(6 * 1024 * 1024, 1).toString('base64')), attachment(1, Buffer.alloc(4 * 1024 * 1024 + 1, 1).toString('base64'))] }), 'attachments', 'too_big'],
     ['invalid base64', () => ({ ...valid(), attachments: [attachment(0, 'not base64!')] }), 'attachments.0.content', 'invalid_string'],
@@ -63,6 +74,21 @@ describe('POST /v1/send validation (422 VALIDATION_ERROR with field paths)', () 
     expect(error.message).toBe('Request validation failed');
     expect(error.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field, code })]));
     expect(await countContacts(project.id)).toBe(before);
+  });
+
+  it('stores attachment filenames without their folders (either separator), and accepts a tab in a header value', async () => {
+    const names = ['../../etc/passwd', 'C:\\Users\\ada\\invoice.pdf', '/abs/dir/../x.png', 'mixed\\a/b\\c.txt', 'plain name.txt'];
+    const res = await send(t.app, project, {
+      ...valid(),
+      headers: { 'X-Folded': 'a\tb' },
+      attachments: names.map((filename, i) => ({ ...attachment(i), filename })),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const id = res.json<SendAnswer>().data.emails[0]?.email ?? '';
+    const email = await t.db.db.selectFrom('emails').select(['attachment_set_id', 'headers']).where('id', '=', id).executeTakeFirstOrThrow();
+    const set = await t.db.db.selectFrom('attachment_sets').select('items').where('id', '=', email.attachment_set_id ?? '').executeTakeFirstOrThrow();
+    expect(set.items.map((a) => a.filename)).toEqual(['passwd', 'invoice.pdf', 'x.png', 'c.txt', 'plain name.txt']);
+    expect(email.headers).toEqual({ 'X-Folded': 'a\tb' });
   });
 
   it('accepts exactly 10 attachments of 10 MB in total and a 998-character subject', async () => {
