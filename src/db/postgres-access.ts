@@ -21,7 +21,7 @@ import path from 'node:path';
 // "postgres" system user. That user must reach the binaries and the data folder; a clone under
 // /root or in a `mktemp -d` folder (0700) is out of its reach. This file finds what it can reach
 // and provides the rest without changing the mode of any folder it did not create: the binaries
-// are copied once into a folder of ours under the temp directory, and an unreachable data folder
+// are copied once into a folder of ours in a temp directory, and an unreachable data folder
 // is entered by the spawning root process (see `spawnAs` in embedded.ts).
 
 /** The account PostgreSQL runs as when we are root. */
@@ -129,9 +129,12 @@ function ours(dir: string): boolean {
   }
 }
 
-/** Temp directories `who` can reach: where files for PostgreSQL go when we are root. */
+/**
+ * Temp directories `who` can reach, where files for PostgreSQL go when we are root: /var/tmp
+ * first (on disk, not in memory as /tmp may be, and aged out less eagerly), then the temp directory.
+ */
 export function reachableTempDirs(who: PostgresAccount): string[] {
-  return [...new Set([os.tmpdir(), '/tmp', '/var/tmp'])].filter((dir) => {
+  return [...new Set(['/var/tmp', os.tmpdir(), '/tmp'])].filter((dir) => {
     try {
       const st = statSync(dir);
       // A shared temp directory must be sticky, so that no one else can rename our folders in it.
