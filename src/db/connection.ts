@@ -24,8 +24,14 @@ export class DatabaseBusyError extends Error {
   }
 }
 
-/** pg-pool's error for a checkout that waited connectionTimeoutMillis in its queue (pg-pool/index.js). */
-const QUEUE_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
+/**
+ * pg-pool's errors (pg-pool/index.js) when no connection came within connectionTimeoutMillis:
+ * the checkout waited that long in its queue, or a new connection took that long to open.
+ */
+const ACQUIRE_TIMEOUT_MESSAGES: ReadonlySet<string> = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+]);
 
 /** Options of {@link connect}. */
 export interface ConnectOptions {
@@ -53,7 +59,7 @@ export function connect(connectionString: string, opts: ConnectOptions = {}): Db
   const checkout = {
     connect: () =>
       pool.connect().catch((err: unknown) => {
-        if (err instanceof Error && err.message === QUEUE_TIMEOUT_MESSAGE) throw new DatabaseBusyError(acquireTimeoutMs, { cause: err });
+        if (err instanceof Error && ACQUIRE_TIMEOUT_MESSAGES.has(err.message)) throw new DatabaseBusyError(acquireTimeoutMs, { cause: err });
         throw err;
       }),
     end: () => pool.end(),
@@ -96,6 +102,8 @@ export function connectForRequests(url: string, opts: { max?: number } = {}): Re
     connectionTimeoutMillis: REQUEST_ACQUIRE_TIMEOUT_MS,
     // A database that accepts the connection but does not answer still fails the check quickly.
     query_timeout: REQUEST_ACQUIRE_TIMEOUT_MS,
+    // Kept open once opened: no reconnection when the database is busiest.
+    idleTimeoutMillis: 0,
   });
   reserved.on('error', () => undefined);
   reserved.on('connect', (client) => client.on('error', () => undefined));
