@@ -139,13 +139,52 @@ export async function checkCampaignCompletion(db: Kysely<Database>, campaignId: 
   return row?.status === 'SENDING' ? 'pending' : 'not-sending';
 }
 
+/** A PENDING campaign email untouched this long is looked at by the sweep (a live one has a runnable job). */
+export const STALLED_EMAIL_AFTER = '10 minutes';
+
 /**
- * The cron sweep (every minute): completes finished SENDING campaigns, and re-enqueues the
- * start job of SENDING campaigns not yet materialised and of SCHEDULED campaigns overdue by a
- * minute (both normally impossible: the jobs are written with the state; this is the net
- * under a lost job). Job keys make a re-enqueue of a live job harmless.
+ * The net under lost delivery jobs, so that completion can always happen: PENDING emails of
+ * SENDING campaigns, untouched for STALLED_EMAIL_AFTER, whose send-email job is gone get it again
+ * (delivery is exactly once whatever runs it); those whose job used all its attempts without
+ * recording the outcome (its last write failed) become FAILED with the job's last error. Both
+ * set-based. Returns how many of each.
  */
-export async function sweepCampaigns(db: Kysely<Database>): Promise<{ completed: number; restarted: number }> {
+export async function recoverStalledEmails(db: Kysely<Database>): Promise<{ requeued: number; failed: number }> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ id: string; exhausted: boolean; last_error: string | null }>`
+      SELECT e.id, j.id IS NOT NULL AS exhausted, j.last_error
+      FROM campaigns c
+      JOIN emails e ON e.campaign_id = c.id AND e.status = 'PENDING'
+      LEFT JOIN graphile_worker._private_jobs j ON j.key = e.id::text
+      WHERE c.status = 'SENDING' AND e.updated_at < now() - ${STALLED_EMAIL_AFTER}::interval
+        AND (j.id IS NULL OR (j.locked_at IS NULL AND j.attempts >= j.max_attempts))
+      LIMIT 10000
+      FOR UPDATE OF e SKIP LOCKED`.execute(trx);
+    const lost = rows.filter((r) => !r.exhausted).map((r) => r.id);
+    const exhausted = rows.filter((r) => r.exhausted);
+    await enqueueEmails(trx, lost, { priority: JobPriority.campaign });
+    if (lost.length > 0) await sql`UPDATE emails SET updated_at = now() WHERE id = ANY(${lost}::uuid[])`.execute(trx);
+    if (exhausted.length > 0) {
+      await sql`
+        UPDATE emails e SET status = 'FAILED', failed_at = now(), updated_at = now(),
+          error = 'Gave up: its delivery job used every attempt' || coalesce(': ' || left(x.last_error, 300), '')
+        FROM unnest(${exhausted.map((r) => r.id)}::uuid[], ${exhausted.map((r) => r.last_error)}::text[]) AS x(id, last_error)
+        WHERE e.id = x.id AND e.status = 'PENDING'`.execute(trx);
+    }
+    return { requeued: lost.length, failed: exhausted.length };
+  });
+}
+
+/**
+ * The cron sweep (every minute): completes finished SENDING campaigns, recovers their stalled
+ * emails (above), and re-enqueues the start job of SENDING campaigns not yet materialised and of
+ * SCHEDULED campaigns overdue by a minute (both normally impossible: the jobs are written with
+ * the state; this is the net under a lost job). Job keys make a re-enqueue of a live job harmless;
+ * a start job that used its attempts is reset, and ends the campaign if it keeps failing
+ * (start-failure.ts).
+ */
+export async function sweepCampaigns(db: Kysely<Database>): Promise<{ completed: number; restarted: number; recovered: number }> {
+  const { requeued, failed } = await recoverStalledEmails(db);
   const completed = await completeFinishedCampaigns(db);
   const { rows } = await sql<{ n: number }>`
     SELECT count(graphile_worker.add_job(${Tasks.campaignSend}, json_build_object('campaignId', c.id::text),
@@ -154,7 +193,7 @@ export async function sweepCampaigns(db: Kysely<Database>): Promise<{ completed:
     FROM campaigns c
     WHERE (c.status = 'SENDING' AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = c.id))
        OR (c.status = 'SCHEDULED' AND c.scheduled_for < now() - interval '1 minute')`.execute(db);
-  return { completed: completed.length, restarted: rows[0]?.n ?? 0 };
+  return { completed: completed.length, restarted: rows[0]?.n ?? 0, recovered: requeued + failed };
 }
 
 /** Every email of the campaign not handed to the relay yet becomes CANCELLED, in one statement. */

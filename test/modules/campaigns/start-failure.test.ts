@@ -131,6 +131,32 @@ describe('a campaign whose audience cannot be evaluated', () => {
   });
 });
 
+describe('the sweep: completion cannot wait forever on emails whose delivery job is gone', () => {
+  it('re-enqueues a lost send job, FAILS an email whose job used every attempt, and the campaign completes', async () => {
+    const s = await sender(t);
+    await seedContacts(t.db, s.project.id, 3, { tag: `l${Date.now()}-` });
+    const c = await createCampaign(t, s);
+    let lost = '';
+    let exhausted = '';
+    await t.withWorkerStopped(async () => {
+      expect((await api(t.app, s.project, 'POST', `/campaigns/${c.id}/send`, {})).statusCode).toBe(200);
+      expect(await runCampaignSend(t.db.db, c.id)).toEqual({ kind: 'materialised', recipients: 3 });
+      [lost = '', exhausted = ''] = (await emailsOf(t, c.id)).map((e) => e.id);
+      await sql`DELETE FROM graphile_worker._private_jobs WHERE key = ${lost}`.execute(t.db.db);
+      await sql`UPDATE graphile_worker._private_jobs SET attempts = max_attempts, last_error = 'boom' WHERE key = ${exhausted}`.execute(t.db.db);
+      // Recent emails are left alone: their jobs may be about to run.
+      expect(await sweepCampaigns(t.db.db)).toMatchObject({ recovered: 0 });
+      await sql`UPDATE emails SET updated_at = now() - interval '11 minutes' WHERE campaign_id = ${c.id}`.execute(t.db.db);
+      expect(await sweepCampaigns(t.db.db)).toMatchObject({ recovered: 2, completed: 0 });
+    });
+    const row = await pollUntilSettled(s, c.id);
+    expect(row.status).toBe('SENT');
+    const emails = await emailsOf(t, c.id);
+    expect(emails.find((e) => e.id === exhausted)).toMatchObject({ status: 'FAILED', error: 'Gave up: its delivery job used every attempt: boom' });
+    expect(emails.filter((e) => e.id !== exhausted).map((e) => e.status)).toEqual(['SENT', 'SENT']);
+  });
+});
+
 describe('transient failures of the start', () => {
   const connectionLost = () => Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
 
