@@ -16,7 +16,8 @@ import { api, createCampaign, emailsOf, seedContacts, type Sender, sender } from
  * A worker process killed with SIGKILL in the middle of a campaign (docs/sending.md "Exactly
  * once", docs/campaigns.md "Completion: never stuck in SENDING"): no recipient gets the
  * campaign twice, and once a worker runs again the campaign reaches SENT with every email
- * accounted for (delivered, or SENT "Delivery unconfirmed" for an interrupted delivery attempt).
+ * accounted for (delivered, or SENT `unconfirmed` for an attempt cut after its final dot; one cut
+ * before it is sent again: end-of-data-crash.test.ts).
  *
  * Real processes: the workers are `src/server.ts` children (ROLE=worker) on a database of this
  * file's own, delivering to a loopback SMTP sink; the API runs in-process on the same database
@@ -217,9 +218,9 @@ async function expectDeliveredExactlyOnce(x: Crashed): Promise<void> {
   expect(new Set(emails.map((e) => e.contact_id))).toEqual(new Set(x.contacts.map((c) => c.id)));
   expect(emails.filter((e) => e.status !== 'SENT').map((e) => `${e.to_email}=${e.status} (${e.error ?? ''})`)).toEqual([]);
 
-  // No silent miss: a recipient without a message has its email marked "Delivery unconfirmed"
-  // (the worker died during its SMTP transaction); every other email has no note, and its
-  // message arrived with the Message-ID stored on the row.
+  // No silent miss: a recipient without a message has its email marked unconfirmed (the worker
+  // died after its final dot, before the 250 was recorded); every other email has no note, and
+  // its message arrived with the Message-ID stored on the row.
   expect(emails.filter((e) => e.error !== null && e.error !== UNCONFIRMED_NOTE).map((e) => e.error)).toEqual([]);
   const missing = emails.filter((e) => !received.has(e.to_email));
   expect(missing.filter((e) => e.error !== UNCONFIRMED_NOTE).map((e) => e.to_email), 'recipients silently missed').toEqual([]);
@@ -227,6 +228,8 @@ async function expectDeliveredExactlyOnce(x: Crashed): Promise<void> {
   // Only an email in its SMTP transaction at the kill can be left unconfirmed: an email becomes
   // SENDING once it holds one of the pool's connections, so at most that many.
   expect(emails.filter((e) => e.error === UNCONFIRMED_NOTE).length).toBeLessThanOrEqual(SMTP_POOL_DEFAULTS.maxConnections);
+  const unconfirmed = emails.filter((e) => e.unconfirmed).length;
+  expect(emails.filter((e) => e.unconfirmed !== (e.error === UNCONFIRMED_NOTE))).toEqual([]);
   const messageIds = new Map(x.ours().map((m) => [m.to[0], m.messageId]));
   for (const e of emails) if (received.has(e.to_email)) expect(messageIds.get(e.to_email), e.to_email).toBe(e.message_id);
 
@@ -239,10 +242,10 @@ async function expectDeliveredExactlyOnce(x: Crashed): Promise<void> {
   // The API's counters and stats agree with the rows.
   const got = await api(t.app, x.s.project, 'GET', `/campaigns/${x.campaignId}`);
   expect(got.statusCode, got.body).toBe(200);
-  expect(got.json<Campaign>()).toMatchObject({ status: 'SENT', totalRecipients: N, sentCount: N });
+  expect(got.json<Campaign>()).toMatchObject({ status: 'SENT', totalRecipients: N, sentCount: N - unconfirmed, unconfirmedCount: unconfirmed });
   const stats = await api(t.app, x.s.project, 'GET', `/campaigns/${x.campaignId}/stats`);
   expect(stats.statusCode, stats.body).toBe(200);
-  expect(stats.json<CampaignStats>()).toMatchObject({ total: N, pending: 0, sent: N, failed: 0, cancelled: 0 });
+  expect(stats.json<CampaignStats>()).toMatchObject({ total: N, pending: 0, sent: N - unconfirmed, unconfirmed, failed: 0, cancelled: 0 });
 }
 
 describe('a worker killed (SIGKILL) mid-campaign', () => {
@@ -268,7 +271,8 @@ describe('a worker killed (SIGKILL) mid-campaign', () => {
     const x = await killWorkerMidCampaign();
     // The killed worker held jobs: some of their emails not sent yet (PENDING), some already
     // SENT (the job's completion not recorded yet), some SENDING (cut between markSending and
-    // the relay's 250): the re-run must skip the SENT ones and mark the SENDING ones unconfirmed.
+    // the relay's 250): the re-run must skip the SENT ones, send again the SENDING ones cut
+    // before their final dot and mark unconfirmed those cut after it.
     expect(x.locks.length, 'the kill left no locked job: nothing re-runs').toBeGreaterThan(0);
     const pools = [...new Set(x.locks.map((l) => l.lockedBy))];
     // What an operator may do at once for a worker known dead (WorkerUtils.forceUnlockWorkers),
