@@ -192,7 +192,18 @@ export const SendBody = z
       }
     }
   })
-  .meta({ id: 'SendBody' });
+  .meta({
+    id: 'SendBody',
+    examples: [
+      {
+        to: 'ada@example.com',
+        from: 'Example <hello@example.com>',
+        subject: 'Welcome, {{firstName ?? "there"}}',
+        body: '<p>Thanks for signing up to the {{plan}} plan.</p>',
+        data: { firstName: 'Ada', plan: 'pro' },
+      },
+    ],
+  });
 export type SendBody = z.infer<typeof SendBody>;
 
 export const SendResponse = z
@@ -208,5 +219,16 @@ export const SendResponse = z
       timestamp: z.iso.datetime(),
     }),
   })
-  .meta({ id: 'SendResponse' });
+  .meta({
+    id: 'SendResponse',
+    examples: [
+      {
+        success: true,
+        data: {
+          emails: [{ contact: { id: '0b8f5f0e-2c1d-4c43-9a57-3c2a4f1d7e10', email: 'ada@example.com' }, email: '6a1f7c2e-91b4-4d0a-8f3e-5b2c9d7e4a21' }],
+          timestamp: '2026-01-01T12:00:00.000Z',
+        },
+      },
+    ],
+  });
 export type SendResponse = z.infer<typeof SendResponse>;

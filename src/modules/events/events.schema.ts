@@ -35,7 +35,10 @@ export const TrackBody = z
       }
     }
   })
-  .meta({ id: 'TrackBody' });
+  .meta({
+    id: 'TrackBody',
+    examples: [{ email: 'ada@example.com', event: 'signed_up', data: { plan: 'pro' } }],
+  });
 export type TrackBody = z.infer<typeof TrackBody>;
 
 export const TrackResponse = z
@@ -47,7 +50,19 @@ export const TrackResponse = z
       timestamp: z.iso.datetime().describe('When the event was recorded'),
     }),
   })
-  .meta({ id: 'TrackResponse' });
+  .meta({
+    id: 'TrackResponse',
+    examples: [
+      {
+        success: true,
+        data: {
+          contact: '0b8f5f0e-2c1d-4c43-9a57-3c2a4f1d7e10',
+          event: '3d4e5f60-7182-4a93-8b4c-5d6e7f809a1b',
+          timestamp: '2026-01-01T12:00:00.000Z',
+        },
+      },
+    ],
+  });
 export type TrackResponse = z.infer<typeof TrackResponse>;
 
 export const Event = z

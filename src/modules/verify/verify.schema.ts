@@ -13,7 +13,7 @@ export const VerifyBody = z
       .pipe(z.email({ error: 'Invalid email address' }))
       .describe('The address to check (SPEC: email format). Malformed → 422; stricter checks report invalid_format'),
   })
-  .meta({ id: 'VerifyBody' });
+  .meta({ id: 'VerifyBody', examples: [{ email: 'ada@example.com' }] });
 export type VerifyBody = z.infer<typeof VerifyBody>;
 
 /**
@@ -52,5 +52,25 @@ export type EmailVerification = z.infer<typeof EmailVerification>;
 
 export const VerifyResponse = z
   .object({ success: z.literal(true), data: EmailVerification })
-  .meta({ id: 'VerifyResponse' });
+  .meta({
+    id: 'VerifyResponse',
+    examples: [
+      {
+        success: true,
+        data: {
+          email: 'ada@example.com',
+          valid: false,
+          isDisposable: false,
+          isAlias: false,
+          isTypo: false,
+          isPlusAddressed: false,
+          isPersonalEmail: false,
+          domainExists: true,
+          hasWebsite: true,
+          hasMxRecords: false,
+          reasons: ['null_mx'],
+        },
+      },
+    ],
+  });
 export type VerifyResponse = z.infer<typeof VerifyResponse>;
