@@ -114,7 +114,7 @@ export function createProjectThrottle(perSecond: number) {
 
 export interface Delivery {
   deliver(job: DeliveryJob, hooks?: DeliveryHooks): Promise<DeliveryOutcome>;
-  /** The last attempt ended in an unexpected error: a PENDING email becomes FAILED. */
+  /** The last attempt ended in an unexpected error: a PENDING email, or a SENDING one before its end of data, becomes FAILED; one past it, unconfirmed. */
   giveUp(emailId: string, attempts: number, err: unknown): Promise<void>;
 }
 
@@ -275,7 +275,11 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     deliver,
     async giveUp(emailId, attempts, err) {
       const message = err instanceof Error ? err.message : String(err);
-      await markFailed(db, emailId, `Gave up after ${attempts} attempts: ${message}`, ['PENDING']);
+      // The error may have cut an attempt short (e.g. the database failed around the SMTP
+      // transaction): no job is left to settle a SENDING email, so it is settled here by its stage.
+      const email = await findEmailForDelivery(db, emailId);
+      if (email?.status === 'SENDING' && email.endOfDataAt) await unconfirmed(email, UNCONFIRMED_NOTE);
+      else await markFailed(db, emailId, `Gave up after ${attempts} attempts: ${message}`, ['PENDING', 'SENDING']);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDelivery, NO_REPLY_NOTE } from '../../../src/mail/delivery.js';
+import { createDelivery, NO_REPLY_NOTE, UNCONFIRMED_NOTE } from '../../../src/mail/delivery.js';
 import { createMailTransport } from '../../../src/mail/transports/index.js';
 import { createSmtpTransport, SmtpError } from '../../../src/mail/transports/smtp.js';
 import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';
@@ -138,6 +138,22 @@ describe('delivery: the stage on the email row', () => {
       const [row] = await waitForStatus(t.db, [id], ['SENT']);
       expect(row).toMatchObject({ unconfirmed: true, attempts: 1, error: expect.stringContaining(NO_REPLY_NOTE) });
       expect(sink.messagesTo(to)).toHaveLength(1);
+    } finally {
+      await mail.close();
+    }
+  });
+
+  it('gives up on an email an error left SENDING by its stage: FAILED before the end of data, unconfirmed after it', async () => {
+    const { mail, delivery } = deliveryWith(sink.url);
+    try {
+      const [before, after] = [await pendingEmail('giveup-before@example.com'), await pendingEmail('giveup-after@example.com')];
+      await t.db.db.updateTable('emails').set({ status: 'SENDING', attempts: 10 }).where('id', 'in', [before, after]).execute();
+      await t.db.db.updateTable('emails').set({ end_of_data_at: new Date() }).where('id', '=', after).execute();
+      for (const id of [before, after]) await delivery.giveUp(id, 10, new Error('connection terminated'));
+      const [failed] = await waitForStatus(t.db, [before], ['FAILED']);
+      expect(failed).toMatchObject({ unconfirmed: false, error: 'Gave up after 10 attempts: connection terminated' });
+      const [maybe] = await waitForStatus(t.db, [after], ['SENT']);
+      expect(maybe).toMatchObject({ unconfirmed: true, error: UNCONFIRMED_NOTE });
     } finally {
       await mail.close();
     }
