@@ -104,8 +104,12 @@ function likelyOption(options: readonly $ZodType[], value: unknown): $ZodType | 
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
-function unknownFieldError(path: string, key: string, known: string[]): FieldError & { guess?: string } {
-  const guess = closestField(key, known);
+/** Keys are shown at most this long: a body may hold a megabyte-long key. */
+const MAX_SHOWN_KEY = 100;
+
+function unknownFieldError(path: string, fullKey: string, known: string[]): FieldError & { guess?: string } {
+  const guess = closestField(fullKey, known);
+  const key = fullKey.length > MAX_SHOWN_KEY ? `${fullKey.slice(0, MAX_SHOWN_KEY)}…` : fullKey;
   const hint = guess ? `did you mean \`${guess}\`?` : known.length > 0 ? `accepted here: ${known.slice(0, 15).join(', ')}` : 'no fields are accepted here';
   return { field: join(path, key), code: 'unrecognized_keys', message: `Unknown field \`${key}\`: ${hint}`, guess };
 }
@@ -132,10 +136,10 @@ export function unknownFields(schema: $ZodType, input: unknown): UnknownFields {
     if (def.type === 'object' && isPlainObject(value)) {
       const known = Object.keys(def.shape);
       const open = def.catchall !== undefined && defOf(def.catchall).type !== 'never';
-      for (const [key, child] of Object.entries(value)) {
+      for (const key of Object.keys(value)) {
         const field = Object.hasOwn(def.shape, key) ? def.shape[key] : undefined;
-        if (field) stack.push({ schema: field, value: child, path: join(path, key) });
-        else if (!open) errors.push(unknownFieldError(path, key, known));
+        if (field) stack.push({ schema: field, value: value[key], path: join(path, key) });
+        else if (!open && errors.length < MAX_REPORTED) errors.push(unknownFieldError(path, key, known));
       }
     } else if (def.type === 'array' && Array.isArray(value)) {
       value.forEach((item, i) => stack.push({ schema: def.element, value: item, path: join(path, String(i)) }));

@@ -52,6 +52,17 @@ describe('unknown body fields are named, with a "did you mean"', () => {
     expect(contacts).toEqual([]);
   });
 
+  it('many unknown fields: the first 20 are listed, a long key shortened', async () => {
+    const payload = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`${'k'.repeat(150)}${i}`, 1]));
+    const errors = expectEnvelope(await post('/contacts', { email: uniqueEmail(), ...payload }), 422, 'VALIDATION_ERROR').errors;
+    expect(errors).toHaveLength(20);
+    expect(errors[0]).toEqual({
+      field: `${'k'.repeat(100)}…`,
+      code: 'unrecognized_keys',
+      message: `Unknown field \`${'k'.repeat(100)}…\`: accepted here: email, subscribed, data`,
+    });
+  });
+
   it('free-form maps stay open: data, headers and condition trees take any key', async () => {
     const res = await post('/contacts', { email: uniqueEmail(), data: { emial: 'x', anything: 1 } });
     expect(res.statusCode, res.body).toBeLessThan(300);
