@@ -50,6 +50,10 @@ describe('CORS: a web page may call the public-key routes, and only those', () =
     const invalid = await t.app.inject({ method: 'POST', url: '/v1/track', headers: { ...bearer(project.public), origin: ORIGIN }, payload: { event: 'e' } });
     expectEnvelope(invalid, 422, 'VALIDATION_ERROR');
     expect(invalid.headers['access-control-allow-origin']).toBe('*');
+
+    const wrongMethod = await t.app.inject({ method: 'GET', url: '/v1/track', headers: { origin: ORIGIN } });
+    expectEnvelope(wrongMethod, 405, 'METHOD_NOT_ALLOWED');
+    expect(wrongMethod.headers['access-control-allow-origin']).toBe('*');
   });
 
   it('secret-key and cookie routes get no CORS grant, preflight or request', async () => {
