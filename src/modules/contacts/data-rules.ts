@@ -35,55 +35,84 @@ export const DATA_LIMITS = {
   maxBytes: 64 * 1024,
 } as const;
 
-const primitive = z.union([
-  z.string().max(DATA_LIMITS.maxStringLength, `String values are at most ${DATA_LIMITS.maxStringLength} characters`),
-  z.number(),
-  z.boolean(),
-]);
+const primitive = z.union([z.string(), z.number(), z.boolean()]);
 const PRIMITIVE_MESSAGE = 'Data values must be a string, number, boolean or null';
 
 /** `{value, persistent}`: with persistent false, the value is used for this request only. */
 const TransientValue = z.strictObject({ value: primitive.nullable(), persistent: z.boolean() });
 
-const KEY_LENGTH_MESSAGE = `Data keys are at most ${DATA_LIMITS.maxKeyLength} characters`;
-const key = z.string().min(1).max(DATA_LIMITS.maxKeyLength);
-
-const tooBig = (message: string) => ({ code: 'custom' as const, message, params: { code: 'too_big' } });
+/** A one-off `{value, persistent}` unwrapped; other values as they are. */
+const plainValue = (v: unknown): unknown => (v !== null && typeof v === 'object' && 'value' in v ? v.value : v);
 
 /** UTF-8 bytes of data as compact JSON, one-off values unwrapped (what is stored or rendered). */
 export function dataBytes(data: Readonly<Record<string, unknown>>): number {
   const plain: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(data)) plain[k] = v !== null && typeof v === 'object' && 'value' in v ? v.value : v;
+  for (const [k, v] of Object.entries(data)) plain[k] = plainValue(v);
   return Buffer.byteLength(JSON.stringify(plain));
 }
 
+/** A broken limit of one request's data; `key` when it is about one key. */
+export interface DataLimitIssue {
+  key?: string;
+  code: 'too_big' | 'too_small';
+  message: string;
+}
+
+const tooManyKeys = (count: number): DataLimitIssue => ({ code: 'too_big', message: `At most ${DATA_LIMITS.maxKeys} data keys (got ${count})` });
+
 /**
- * A `data` record held to the limits. The key count is checked before zod walks the record, so a
- * body with 600,000 keys costs one `Object.keys`, not 600,000 validations.
+ * The limits of one request's data (values already of the allowed types), in the order a client
+ * fixes them: key count, then each key and string value, then the total size. The zod schemas
+ * below and the CSV import (whose cells skip zod: ~50 times cheaper per cell) both use it.
+ */
+export function dataLimitIssues(data: Readonly<Record<string, unknown>>): DataLimitIssue[] {
+  // for…in and an upper bound on the size: this runs for every CSV row, allocating nothing.
+  let count = 0;
+  for (const _ in data) count++;
+  if (count > DATA_LIMITS.maxKeys) return [tooManyKeys(count)];
+  const issues: DataLimitIssue[] = [];
+  let bound = 2; // {}
+  for (const key in data) {
+    const value = plainValue(data[key]);
+    if (key.length === 0) issues.push({ key, code: 'too_small', message: 'Data keys must not be empty' });
+    else if (key.length > DATA_LIMITS.maxKeyLength) issues.push({ key, code: 'too_big', message: `Data keys are at most ${DATA_LIMITS.maxKeyLength} characters` });
+    else if (typeof value === 'string' && value.length > DATA_LIMITS.maxStringLength) {
+      issues.push({ key, code: 'too_big', message: `String values are at most ${DATA_LIMITS.maxStringLength} characters` });
+    }
+    // A UTF-16 unit is at most 6 bytes of JSON (\uXXXX); a number at most 24 characters.
+    bound += 6 * key.length + 4 + (typeof value === 'string' ? 6 * value.length + 2 : 24);
+  }
+  if (issues.length > 0 || bound <= DATA_LIMITS.maxBytes) return issues;
+  const bytes = dataBytes(data);
+  return bytes > DATA_LIMITS.maxBytes ? [{ code: 'too_big', message: `Data is at most ${DATA_LIMITS.maxBytes} bytes as JSON (got ${bytes})` }] : [];
+}
+
+const asZodIssue = (i: DataLimitIssue, input: unknown) => ({
+  code: 'custom' as const,
+  message: i.message,
+  params: { code: i.code },
+  path: i.key === undefined ? [] : [i.key],
+  input,
+});
+
+/**
+ * A `data` record held to the limits ({@link dataLimitIssues}). The key count is checked before
+ * zod walks the record, so a body with 600,000 keys costs one `Object.keys`, not 600,000
+ * validations.
  */
 function limitedData<V extends z.ZodType>(value: V, description: string) {
-  const record = z.record(key, value);
   return z
     .preprocess((input, ctx) => {
       if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
-      const keys = Object.keys(input);
-      if (keys.length > DATA_LIMITS.maxKeys) {
-        ctx.issues.push({ ...tooBig(`At most ${DATA_LIMITS.maxKeys} data keys (got ${keys.length})`), input });
-        return input;
-      }
-      // Here rather than in the record's key schema, whose issue says only "Invalid key in record".
-      for (const k of keys) {
-        if (k.length === 0) ctx.issues.push({ code: 'custom', message: 'Data keys must not be empty', params: { code: 'too_small' }, path: [k], input });
-        else if (k.length > DATA_LIMITS.maxKeyLength) ctx.issues.push({ ...tooBig(KEY_LENGTH_MESSAGE), path: [k], input });
-      }
+      const count = Object.keys(input).length;
+      if (count > DATA_LIMITS.maxKeys) ctx.issues.push(asZodIssue(tooManyKeys(count), input));
       return input;
-    }, record)
+    }, z.record(z.string(), value))
     .superRefine((data, ctx) => {
-      const bytes = dataBytes(data);
-      if (bytes > DATA_LIMITS.maxBytes) ctx.addIssue(tooBig(`Data is at most ${DATA_LIMITS.maxBytes} bytes as JSON (got ${bytes})`));
+      for (const issue of dataLimitIssues(data)) ctx.addIssue(asZodIssue(issue, data));
     })
     .describe(
-      `${description}. At most ${DATA_LIMITS.maxKeys} keys of at most ${DATA_LIMITS.maxKeyLength} characters, strings of at most ` +
+      `${description}. At most ${DATA_LIMITS.maxKeys} keys of 1 to ${DATA_LIMITS.maxKeyLength} characters, strings of at most ` +
         `${DATA_LIMITS.maxStringLength} characters, ${DATA_LIMITS.maxBytes} bytes as JSON; the contact's data after the merge is held to the same limits`,
     );
 }

@@ -11,7 +11,18 @@ import {
   preferIndexProbes,
   readImportChunks,
 } from './import.repo.js';
-import { CELLS_PER_YIELD, ImportBatch, type ImportHeader, inSlices, readHeader, readRow, yieldToEventLoop } from './import.rows.js';
+import {
+  CELLS_PER_YIELD,
+  guardHeaderWidth,
+  HeaderTooWide,
+  IMPORT_BATCH_CELLS,
+  ImportBatch,
+  type ImportHeader,
+  inSlices,
+  readHeader,
+  readRow,
+  yieldToEventLoop,
+} from './import.rows.js';
 import { addJobProgress, claimJob, lockUnfinishedJob, MAX_STORED_ERRORS } from './jobs.repo.js';
 
 /** Rows per batch: one upsert statement and one progress update each. */
@@ -60,7 +71,7 @@ async function commitBatch(
     await preferIndexProbes(trx);
     const upserts = input.batch.upserts();
     // A contact whose data would break a limit is not written: its rows become row errors.
-    const outcomes = upserts.length > 0 ? await upsertContactsChecked(trx, input.projectId, upserts) : [];
+    const outcomes = upserts.length > 0 ? await upsertContactsChecked(trx, input.projectId, upserts, { withData: false }) : [];
     for (const o of outcomes) if (isRefused(o)) input.batch.refuse(o.email, o.refused);
     await addJobProgress(trx, input.jobId, {
       processed: input.batch.processed,
@@ -103,8 +114,10 @@ class BatchWriter {
 
 /**
  * The contacts-import task: streams the stored file through csv-parse and upserts valid rows in
- * batches of {@link IMPORT_BATCH_ROWS}; invalid rows become `{row, message}` entries (the first
- * 1,000 are kept). A re-run resumes after the last committed batch.
+ * batches of {@link IMPORT_BATCH_ROWS} rows or {@link IMPORT_BATCH_CELLS} cells; invalid rows
+ * become `{row, message}` entries (the first 1,000 are kept). A re-run resumes after the last
+ * committed batch. Parsing works in bounded slices and yields to the event loop (with ROLE=all
+ * the job shares the API's process).
  */
 export async function runImportJob(
   db: Kysely<Database>,
@@ -137,7 +150,7 @@ export async function runImportJob(
       return undefined;
     },
   });
-  const piped = pipeline(Readable.from(inSlices(readImportChunks(db, jobId))), parser);
+  const piped = pipeline(Readable.from(guardHeaderWidth(inSlices(readImportChunks(db, jobId)))), parser);
   piped.catch(() => undefined); // its failure also ends the loop below, which rethrows it
   let header: ImportHeader | undefined;
   let row = 0;
@@ -165,7 +178,7 @@ export async function runImportJob(
       row++;
       if (row <= committed) continue;
       batch.add(row, readRow(header, cells));
-      if (batch.rows < batchRows) continue;
+      if (batch.rows < batchRows && batch.cells < IMPORT_BATCH_CELLS) continue;
       if (!(await writer.push(batch, row))) return;
       batch = new ImportBatch(errorRoom);
       if (opts.signal?.aborted && (await writer.drain())) throw new Error('stopping: the import resumes after its last batch on the next run');
@@ -173,6 +186,7 @@ export async function runImportJob(
     await piped;
   } catch (err) {
     if (err instanceof CsvError) return await malformed(err.message);
+    if (err instanceof HeaderTooWide) return await fail(0, err.message);
     throw err;
   } finally {
     parser.destroy();

@@ -25,14 +25,14 @@ describe('CSV import and the contact data limits', () => {
     const header = ['email', 'subscribed', ...Object.keys(keys(201))];
     const job = await importCsv(t.app, project, csvLine(header) + csvLine(['a@example.com', 'true', ...header.slice(2).map(() => 'x')]));
     expect(job).toMatchObject({ status: 'FAILED', processed: 0 });
-    expect(job.errors).toEqual([{ row: 0, message: expect.stringMatching(/^The header row has 203 columns; at most 202 are allowed/) }]);
+    expect(job.errors).toEqual([{ row: 0, message: expect.stringMatching(/^The header row has more than 202 columns; at most 202 are allowed/) }]);
     expect(await contactsOf(project.id)).toEqual({});
   });
 
   it('imports a file at the limits: email, subscribed and 200 data columns', async () => {
     const { project } = await newProject(t.app);
     const data = keys(200);
-    const job = await importCsv(t.app, project, csvLine(['email', 'subscribed', ...Object.keys(data)]) + csvLine(['a@example.com', 'no', ...Object.values(data)]));
+    const job = await importCsv(t.app, project, csvLine(['email', 'subscribed', ...Object.keys(data)]) + csvLine(['a@example.com', 'no', ...Object.values(data).map(String)]));
     expect(job).toMatchObject({ status: 'COMPLETED', processed: 1, failed: 0 });
     expect(await contactsOf(project.id)).toEqual({ 'a@example.com': data });
   });
