@@ -31,15 +31,16 @@ export async function killHard(worker: ServerProcess): Promise<void> {
 }
 
 /**
- * Releases the job locks of workers that are dead (call it only while no worker runs): what
- * the liveness check (src/jobs/liveness.ts, tested in worker-crash.test.ts) does 30–45 s later,
- * done now so these tests need not wait for it.
+ * Releases the job locks of a killed worker (found by its pid in worker_heartbeats): what the
+ * liveness check (src/jobs/liveness.ts, tested in worker-crash.test.ts) does 30–45 s later,
+ * done now so these tests need not wait for it. Other workers' locks are left alone.
  */
-export async function releaseDeadWorkersNow(t: SendTestApp): Promise<string[]> {
+export async function releaseKilledWorker(t: SendTestApp, killed: ServerProcess): Promise<string[]> {
   const { rows } = await sql<{ ids: string[] | null }>`
-    SELECT array_agg(DISTINCT locked_by) AS ids FROM graphile_worker._private_jobs WHERE locked_by IS NOT NULL`.execute(t.db.db);
+    SELECT array_agg(worker_id) AS ids FROM worker_heartbeats WHERE pid = ${killed.child.pid ?? -1}`.execute(t.db.db);
   const ids = rows[0]?.ids ?? [];
-  if (ids.length > 0) await sql`SELECT graphile_worker.force_unlock_workers(${ids}::text[])`.execute(t.db.db);
+  expect(ids.length, 'the killed worker had recorded no heartbeat').toBeGreaterThan(0);
+  await sql`SELECT graphile_worker.force_unlock_workers(${ids}::text[])`.execute(t.db.db);
   return ids;
 }
 
