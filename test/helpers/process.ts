@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -50,12 +50,11 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * A fresh temp folder, searchable by the `postgres` user the embedded database runs as
- * (mkdtemp makes it 0700). Removed by {@link cleanupServers}.
+ * A fresh temp folder (mkdtemp makes it 0700: the embedded database must start from such a
+ * folder as root without any mode changed, docs/operations.md). Removed by {@link cleanupServers}.
  */
 export function makeTempRoot(): string {
   const root = mkdtempSync(path.join(tmpdir(), 'mailplatform-server-'));
-  chmodSync(root, 0o755);
   tempRoots.add(root);
   return root;
 }

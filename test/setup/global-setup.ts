@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -15,7 +15,6 @@ declare module 'vitest' {
 /** One real PostgreSQL for the whole run; tests isolate by creating their own projects. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const root = mkdtempSync(path.join(tmpdir(), 'mailplatform-test-'));
-  chmodSync(root, 0o755); // the postgres user must reach its data folder
   const pg = await startEmbeddedPostgres({ dir: path.join(root, 'postgres') });
   const { db, pool, close } = connect(pg.url);
   await migrateToLatest(db, pool);
