@@ -63,12 +63,23 @@ export function routeFacts(route: Route, schema: JsonObject): RouteFacts {
 
 /**
  * Failures a few routes have beyond the rules below (their handlers or services throw them).
- * Keyed `METHOD url` as registered; a test checks each key names a documented operation.
+ * Keyed `METHOD url` as registered (`:param`); a test checks each key names a documented operation.
  */
 export const ROUTE_ERRORS: Readonly<Record<string, readonly number[]>> = {
   'POST /auth/login': [401],
   'POST /auth/signup': [403],
   'POST /webhooks/notifications': [400, 403],
+  'PATCH /contacts/:id': [409],
+  'POST /domains': [409],
+  'GET /domains/:id/verify': [409],
+  'PATCH /segments/:id': [409],
+  'DELETE /segments/:id': [409],
+  'POST /segments/:id/members': [409],
+  'DELETE /segments/:id/members': [409],
+  'PUT /campaigns/:id': [409],
+  'DELETE /campaigns/:id': [409],
+  'POST /campaigns/:id/send': [409],
+  'POST /campaigns/:id/cancel': [409],
 };
 
 /**
@@ -106,7 +117,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   422: 'Validation failed; `error.errors[]` names each field',
   429: 'Rate limit exceeded; retry after the Retry-After header',
   500: 'Unexpected error (message masked; quote the requestId)',
-  503: 'Busy: no database connection became free in time; retry after the Retry-After header',
+  503: 'Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering',
 };
 
 /** The error statuses that apply to a route, from its declarations. */
