@@ -4,6 +4,7 @@ import type { Campaign, CampaignStats } from '../../../src/modules/campaigns/cam
 import type { Suppression, SuppressionList } from '../../../src/modules/suppressions/suppressions.schema.js';
 import { bearer, newProject, type TestProject, uniqueEmail } from '../../helpers/accounts.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
+import { runCampaignSend } from '../../../src/modules/campaigns/fanout.js';
 import { createCampaign, emailsOf, seedContacts, waitForCampaign } from '../campaigns/helpers.js';
 import { addVerifiedDomain, createSendTestApp, jobsOf, send, type SendAnswer, type SendTestApp, waitForStatus } from '../emails/helpers.js';
 import { createSnsSigner, sesEvent } from '../webhooks/sns-signer.js';
@@ -78,15 +79,22 @@ describe('the relay\'s notifications suppress the address', () => {
     expect(list).toMatchObject({ total: 1, hasMore: false, cursor: null });
     expect(list.data[0]).toMatchObject({ email: bounced, reason: 'HARD_BOUNCE', sourceEmailId: first, detail: 'Permanent: General: smtp; 550 5.1.1 user unknown' });
 
-    // Sent in one request with a deliverable address, so its delivery proves the worker ran.
+    // Sent in one request with a deliverable address (whose delivery proves the worker ran), the
+    // worker stopped meanwhile so the rows show what the send itself wrote: CANCELLED, no job.
     const other = uniqueEmail('other');
-    const [again = '', control = ''] = await sendTo(s, [bounced.toUpperCase(), other]);
+    let again = '';
+    let control = '';
+    await t.withWorkerStopped(async () => {
+      [again = '', control = ''] = await sendTo(s, [bounced.toUpperCase(), other]);
+      const email = await getEmail(s.project, again);
+      expect(email).toMatchObject({ status: 'CANCELLED', to: bounced, type: 'TRANSACTIONAL', attempts: 0 });
+      expect(email.error).toMatch(NOTE);
+      expect(email.error).toContain('hard bounce');
+      expect(await jobsOf(t.db, [again])).toEqual([]);
+      expect(await jobsOf(t.db, [control])).toHaveLength(1);
+    });
     await waitForStatus(t.db, [control], ['SENT']);
-    const email = await getEmail(s.project, again);
-    expect(email).toMatchObject({ status: 'CANCELLED', to: bounced, type: 'TRANSACTIONAL', attempts: 0 });
-    expect(email.error).toMatch(NOTE);
-    expect(email.error).toContain('hard bounce');
-    expect(await jobsOf(t.db, [again])).toEqual([]);
+    expect((await getEmail(s.project, again)).status).toBe('CANCELLED');
     expect(sink.messagesTo(bounced)).toHaveLength(1);
     expect(sink.messagesTo(other)).toHaveLength(1);
   });
@@ -170,13 +178,19 @@ describe('campaigns', () => {
     expect((await api(s.project, 'POST', '/suppressions', { email: suppressed?.email })).statusCode).toBe(201);
     for (const type of ['MARKETING', 'TRANSACTIONAL'] as const) {
       const c = await createCampaign(t, { ...s, domain: '' }, { type });
-      expect((await api(s.project, 'POST', `/campaigns/${c.id}/send`, {})).statusCode).toBe(200);
+      // The fan-out run by hand with the worker stopped: its rows and jobs as it wrote them.
+      await t.withWorkerStopped(async () => {
+        expect((await api(s.project, 'POST', `/campaigns/${c.id}/send`, {})).statusCode).toBe(200);
+        expect(await runCampaignSend(t.db.db, c.id)).toEqual({ kind: 'materialised', recipients: 3 });
+        const emails = await emailsOf(t, c.id);
+        const mine = emails.find((e) => e.contact_id === suppressed?.id);
+        expect(mine).toMatchObject({ status: 'CANCELLED', attempts: 0 });
+        expect(mine?.error).toMatch(NOTE);
+        expect(await jobsOf(t.db, [mine?.id ?? ''])).toEqual([]);
+        expect(await jobsOf(t.db, emails.filter((e) => e.status === 'PENDING').map((e) => e.id))).toHaveLength(2);
+      });
       await waitForCampaign(t, c.id, ['SENT']);
       const emails = await emailsOf(t, c.id);
-      const mine = emails.find((e) => e.contact_id === suppressed?.id);
-      expect(mine).toMatchObject({ status: 'CANCELLED', attempts: 0 });
-      expect(mine?.error).toMatch(NOTE);
-      expect(await jobsOf(t.db, [mine?.id ?? ''])).toEqual([]);
       expect(emails.filter((e) => e.status === 'SENT')).toHaveLength(2);
       const got = (await api(s.project, 'GET', `/campaigns/${c.id}`)).json<Campaign>();
       expect(got).toMatchObject({ totalRecipients: 3, sentCount: 2 });
@@ -191,9 +205,12 @@ describe('campaigns', () => {
     const [only] = await seedContacts(t.db, s.project.id, 1, { tag: `all${Date.now()}-` });
     expect((await api(s.project, 'POST', '/suppressions', { email: only?.email })).statusCode).toBe(201);
     const c = await createCampaign(t, { ...s, domain: '' });
-    expect((await api(s.project, 'POST', `/campaigns/${c.id}/send`, {})).statusCode).toBe(200);
-    const row = await waitForCampaign(t, c.id, ['SENT']);
-    expect(row.total_recipients).toBe(1);
+    await t.withWorkerStopped(async () => {
+      expect((await api(s.project, 'POST', `/campaigns/${c.id}/send`, {})).statusCode).toBe(200);
+      expect(await runCampaignSend(t.db.db, c.id)).toEqual({ kind: 'materialised', recipients: 1 });
+      const row = await t.db.db.selectFrom('campaigns').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ status: 'SENT', total_recipients: 1 });
+    });
     expect((await emailsOf(t, c.id)).map((e) => e.status)).toEqual(['CANCELLED']);
   });
 
