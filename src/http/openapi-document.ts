@@ -36,12 +36,12 @@ export function operationIdOf(method: string, path: string): string {
 function assignOperationIds(paths: Record<string, JsonObject>): void {
   const seen = new Map<string, string>();
   for (const [path, item] of Object.entries(paths)) {
-    const declaredBy = new Map<unknown, number>();
-    for (const method of METHODS) if (isObject(item[method])) declaredBy.set(item[method], (declaredBy.get(item[method]) ?? 0) + 1);
+    const methodsOf = new Map<unknown, number>();
+    for (const method of METHODS) if (isObject(item[method])) methodsOf.set(item[method], (methodsOf.get(item[method]) ?? 0) + 1);
     for (const method of METHODS) {
       const op = item[method];
       if (!isObject(op)) continue;
-      const shared = (declaredBy.get(op) ?? 0) > 1;
+      const shared = (methodsOf.get(op) ?? 0) > 1;
       const { operationId: declared, ...rest } = structuredClone(op);
       const id = typeof declared === 'string' && !shared ? declared : operationIdOf(method, path);
       const clash = seen.get(id);
