@@ -40,6 +40,11 @@ export interface SmtpSink {
   /** How many RCPT TO each address received (accepted or not). */
   attempts(address: string): number;
   messagesTo(address: string): SinkMessage[];
+  /**
+   * Client connections open right now. Once 0 after the clients stopped sending, nothing more can
+   * arrive: the sink has read everything they wrote (a message is recorded before its 250).
+   */
+  openConnections(): number;
   /** Resolves once at least `count` messages arrived; rejects after `timeoutMs`. */
   waitForMessages(count: number, timeoutMs?: number): Promise<SinkMessage[]>;
   close(): Promise<void>;
@@ -149,6 +154,7 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
     },
     attempts: (address) => rcpts.get(address.toLowerCase()) ?? 0,
     messagesTo: (address) => messages.filter((m) => m.to.includes(address.toLowerCase())),
+    openConnections: () => server.connections.size,
     async waitForMessages(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (messages.length < count) {

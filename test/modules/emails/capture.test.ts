@@ -8,7 +8,7 @@ import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';
 import { enqueueEmails, markSent } from '../../../src/modules/emails/emails.repo.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
-import { sleep } from '../../helpers/process.js';
+import { until } from '../../helpers/poll.js';
 import { addVerifiedDomain, createSendTestApp, dnsResolver, jobsOf, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
 
 let dns: TestDnsServer;
@@ -52,7 +52,8 @@ describe('capture mode (no SMTP_URL)', () => {
 
       // Enqueued again (a campaign retry, an operator): the job finds it SENT and does nothing.
       await t.db.db.transaction().execute((trx) => enqueueEmails(trx, [id], { priority: JobPriority.transactional }));
-      for (let i = 0; i < 100 && (await jobsOf(t.db, [id])).length > 0; i++) await sleep(20);
+      // Once the job is gone it has run: the outbox holds what it did.
+      await until('the second job completed', async () => (await jobsOf(t.db, [id])).length === 0);
       expect(await outboxOf(id)).toHaveLength(1);
     } finally {
       await worker.stop();
@@ -129,7 +130,7 @@ describe('capture of campaign mail', () => {
     const worker = await t.startWorker();
     try {
       expect((await t.app.inject({ method: 'POST', url: `/campaigns/${id}/send`, headers: bearer(p.secret), payload: {} })).statusCode).toBe(200);
-      for (let i = 0; i < 200 && (await runCli(['--project', p.id])).length < 2; i++) await sleep(50);
+      await until('both campaign emails captured', async () => (await runCli(['--project', p.id])).length >= 2, { intervalMs: 50 });
     } finally {
       await worker.stop();
     }

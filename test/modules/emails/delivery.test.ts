@@ -5,7 +5,7 @@ import { createDelivery, UNCONFIRMED_NOTE } from '../../../src/mail/delivery.js'
 import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';
 import { newProject, type TestProject } from '../../helpers/accounts.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
-import { sleep } from '../../helpers/process.js';
+import { until } from '../../helpers/poll.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { addVerifiedDomain, createSendTestApp, dnsResolver, jobsOf, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
 
@@ -86,7 +86,7 @@ describe('delivery through SMTP_URL', () => {
     const { project, from } = await sender();
     sink.reject('later@example.com', { code: 451, message: '4.7.1 Greylisted, come back later', times: 1 });
     const [id = ''] = idsOf(await send(t.app, project, { to: 'later@example.com', from, subject: 's', body: '<p>b</p>' }));
-    for (let i = 0; i < 100 && sink.attempts('later@example.com') === 0; i++) await sleep(20);
+    await until('the first attempt', () => sink.attempts('later@example.com') > 0);
     const [waiting] = await waitForStatus(t.db, [id], ['PENDING']);
     expect(waiting?.error).toMatch(/451 4\.7\.1 Greylisted/);
     const [row] = await waitForStatus(t.db, [id], ['SENT'], 20_000);
@@ -101,8 +101,8 @@ describe('delivery through SMTP_URL', () => {
     const [id = ''] = idsOf(await send(t.app, project, { to: 'gone@example.com', from, subject: 's', body: '<p>b</p>' }));
     const [row] = await waitForStatus(t.db, [id], ['FAILED']);
     expect(row).toMatchObject({ error: expect.stringMatching(/550 5\.1\.1 No such mailbox/), failed_at: expect.any(Date), sent_at: null, attempts: 1 });
-    await sleep(300);
-    expect(await jobsOf(t.db, [id])).toEqual([]);
+    // Its job gone (completed, not rescheduled): no retry can come any more.
+    await until('the send job completed', async () => (await jobsOf(t.db, [id])).length === 0);
     expect(sink.attempts('gone@example.com')).toBe(1);
     expect(await eventsOf(project.id, 'email.sent')).toEqual([]);
   });
@@ -152,10 +152,10 @@ describe('delivery through SMTP_URL', () => {
       await t.runWorker();
       const [row] = await waitForStatus(t.db, [id], ['SENT']);
       expect(row).toMatchObject({ error: UNCONFIRMED_NOTE, unconfirmed: true, attempts: 1, sent_at: expect.any(Date) });
-      await sleep(200);
+      // Its job gone: nothing can send it again any more.
+      await until('the send job completed', async () => (await jobsOf(t.db, [id])).length === 0);
       expect(sink.messagesTo('once@example.com')).toHaveLength(1);
       expect(await eventsOf(project.id, 'email.sent')).toHaveLength(1);
-      expect(await jobsOf(t.db, [id])).toEqual([]);
     });
   });
 

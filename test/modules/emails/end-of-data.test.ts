@@ -51,6 +51,7 @@ describe('SMTP transport: beforeEndOfData', () => {
           calls.push(sink.messagesTo(to).length);
           // The dot must not go out while this runs. Absence cannot be polled for: 200 ms is
           // far more than a loopback dot and reply take (under 1 ms), so a dot sent early would show.
+          // Too short a pause (a stalled machine) can only let this pass wrongly, never fail.
           await sleep(200);
           calls.push(sink.messagesTo(to).length);
         },
@@ -80,8 +81,10 @@ describe('SMTP transport: beforeEndOfData', () => {
       expect(String((err as Error).message)).toMatch(/database gone/);
       // The same (single) pool slot: the aborted connection was closed, not reused mid-DATA.
       await smtp.send(message(to, 'second'), envelope(to));
-      await until('the second message', () => sink.messagesTo(to).length >= 1);
-      await sleep(100);
+      await smtp.close();
+      // Every connection closed at the sink: it has read all the client wrote, so the aborted
+      // message can no longer arrive late.
+      await until('no connection open at the sink', () => sink.openConnections() === 0);
       expect(sink.messagesTo(to)).toHaveLength(1);
       const raw = sink.messagesTo(to)[0]?.raw.toString() ?? '';
       expect(raw).toContain('Subject: second');
@@ -101,7 +104,12 @@ describe('SMTP transport: beforeEndOfData', () => {
         .send(message(to, 'refused'), envelope(to), { beforeEndOfData: async () => void (called = true) })
         .catch((e: unknown) => e);
       expect(err).toMatchObject({ permanent: true, endOfDataSent: false });
-      await sleep(50); // the envelope error path still drains the message stream: give it the chance to open the gate
+      // The envelope error path still drains the message stream into a PassThrough. Once the send
+      // settled, the gate's `settled` check stops any call by construction; this pause only gives
+      // a gate without its DATA check the chance to be called by that in-memory drain (a few
+      // nextTick/setImmediate steps, well under 1 ms). No state to poll for: a stalled machine
+      // can only make this pass wrongly, never fail.
+      await sleep(50);
       expect(called).toBe(false);
     } finally {
       await smtp.close();
@@ -171,7 +179,9 @@ describe('delivery: the stage on the email row', () => {
       await t.db.db.updateTable('emails').set({ attempts: 2 }).where('id', '=', id).execute();
       sink.release();
       expect(await outcome).toMatchObject({ kind: 'skipped' });
-      await sleep(100);
+      await mail.close();
+      // Every connection closed at the sink: a dot sent despite the fence would have been read.
+      await until('no connection open at the sink', () => sink.openConnections() === 0);
       expect(sink.messagesTo(to)).toEqual([]);
       const row = await t.db.db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       expect(row).toMatchObject({ status: 'SENDING', end_of_data_at: null });
