@@ -121,25 +121,36 @@ export async function updateContact(
   const subscribed = changes.subscribed ?? null;
   const patch = JSON.stringify(changes.patch);
   const merged = sql`jsonb_strip_nulls(c.data || ${patch}::jsonb)`;
+  const changed = sql`(c.email, c.subscribed, c.data) IS DISTINCT FROM
+    (coalesce(${email}::text, c.email), coalesce(${subscribed}::boolean, c.subscribed), ${merged})`;
   try {
-    const { rows } = await sql<ContactRow & { breach: DataLimitBreach | null }>`
-      WITH updated AS (
-        UPDATE contacts c
-        SET email = coalesce(${email}::text, c.email),
-            subscribed = coalesce(${subscribed}::boolean, c.subscribed),
-            data = ${merged},
-            updated_at = now()
-        WHERE c.project_id = ${projectId} AND c.id = ${id}
-          AND (c.email, c.subscribed, c.data) IS DISTINCT FROM
-              (coalesce(${email}::text, c.email), coalesce(${subscribed}::boolean, c.subscribed), ${merged})
-          AND ${dataLimitBreach(sql.ref('c.data'), merged)} IS NULL
-        RETURNING c.*
-      )
-      SELECT *, NULL AS breach FROM updated
-      UNION ALL
-      SELECT c.*, ${dataLimitBreach(sql.ref('c.data'), merged)} FROM contacts c
-      WHERE c.project_id = ${projectId} AND c.id = ${id} AND NOT EXISTS (SELECT 1 FROM updated)`.execute(db);
-    return rows[0];
+    // A row that had to change but was not updated (a concurrent write changed it after this
+    // statement's snapshot, and the merge onto that version breaks a limit or changes nothing)
+    // comes back `retry`: the statement runs again on a fresh snapshot, to report it right.
+    for (let round = 0; round < 5; round++) {
+      const { rows } = await sql<ContactRow & { breach: DataLimitBreach | null; retry: boolean }>`
+        WITH updated AS (
+          UPDATE contacts c
+          SET email = coalesce(${email}::text, c.email),
+              subscribed = coalesce(${subscribed}::boolean, c.subscribed),
+              data = ${merged},
+              updated_at = now()
+          WHERE c.project_id = ${projectId} AND c.id = ${id} AND ${changed}
+            AND ${dataLimitBreach(sql.ref('c.data'), merged)} IS NULL
+          RETURNING c.*
+        )
+        SELECT *, NULL AS breach, false AS retry FROM updated
+        UNION ALL
+        SELECT s.id, s.project_id, s.email, s.subscribed, s.data, s.created_at, s.updated_at, s.breach, s.breach IS NULL AND s.changed FROM (
+          SELECT c.*, ${dataLimitBreach(sql.ref('c.data'), merged)} AS breach, ${changed} AS changed FROM contacts c
+          WHERE c.project_id = ${projectId} AND c.id = ${id} AND NOT EXISTS (SELECT 1 FROM updated)
+        ) s`.execute(db);
+      const row = rows[0];
+      if (!row) return undefined;
+      const { retry, ...result } = row;
+      if (!retry) return result;
+    }
+    throw new Error('contact update did not settle after 5 rounds');
   } catch (err) {
     if (isUniqueViolation(err, 'contacts_project_email_key')) {
       throw conflict('Another contact of this project already has this email', { email: changes.email });

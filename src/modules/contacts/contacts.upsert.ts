@@ -72,7 +72,8 @@ export async function upsertContactsChecked(
   const results = new Map<string, UpsertOutcome>();
   let pending = items;
   // A contact inserted by a concurrent transaction after this statement's snapshot is
-  // neither updated nor inserted (ON CONFLICT DO NOTHING); the next round updates it.
+  // neither updated nor inserted (ON CONFLICT DO NOTHING), and one changed or deleted by a
+  // concurrent transaction may not be updated as planned: the next round redoes them.
   for (let round = 0; pending.length > 0; round++) {
     if (round === 5) throw new Error('contact upsert did not settle after 5 rounds');
     const rows = await upsertRound(trx, projectId, pending, opts.withData ?? true);
@@ -103,25 +104,29 @@ async function upsertRound(trx: Transaction<Database>, projectId: string, items:
     ),
     -- LATERAL: one (project_id, email) index probe per input row, whatever the table's
     -- statistics say (a project filling up looks small to the planner until ANALYZE).
+    -- The merge is computed once, with its verdict against the limits (NULL: within them).
     existing AS (
       SELECT c.*, i.patch AS in_patch, i.subscribed AS in_subscribed,
-             ${dataLimitBreach(sql.ref('c.data'), sql`jsonb_strip_nulls(c.data || i.patch)`)} AS breach
+             m.merged, m.merged IS DISTINCT FROM c.data AS data_changed,
+             ${dataLimitBreach(sql.ref('c.data'), sql.ref('m.merged'))} AS breach
       FROM input i CROSS JOIN LATERAL (
-        SELECT * FROM contacts c WHERE c.project_id = ${projectId} AND c.email = i.email
-      ) c
+        SELECT c.*, c.ctid AS row_version FROM contacts c WHERE c.project_id = ${projectId} AND c.email = i.email
+      ) c CROSS JOIN LATERAL (SELECT jsonb_strip_nulls(c.data || i.patch) AS merged OFFSET 0) m
     ),
-    -- The limits are checked again on the row as updated (a concurrent write may have grown it
-    -- since the snapshot), so they hold whatever the interleaving.
+    -- A row still at the snapshot's version (same ctid) takes the merge and verdict computed
+    -- above; one a concurrent write changed since (the UPDATE sees its newest version) is
+    -- merged and checked again from that version, so no write is lost and the limits hold.
     updated AS (
       UPDATE contacts c
-      SET data = jsonb_strip_nulls(c.data || e.in_patch),
+      SET data = CASE WHEN c.ctid = e.row_version THEN e.merged ELSE jsonb_strip_nulls(c.data || e.in_patch) END,
           subscribed = coalesce(e.in_subscribed, c.subscribed),
           updated_at = now()
       FROM existing e
       WHERE c.project_id = ${projectId} AND c.email = e.email AND e.breach IS NULL
-        AND (c.data IS DISTINCT FROM jsonb_strip_nulls(c.data || e.in_patch)
+        AND (CASE WHEN c.ctid = e.row_version THEN e.data_changed
+                  ELSE c.data IS DISTINCT FROM jsonb_strip_nulls(c.data || e.in_patch) END
              OR c.subscribed IS DISTINCT FROM coalesce(e.in_subscribed, c.subscribed))
-        AND ${dataLimitBreach(sql.ref('c.data'), sql`jsonb_strip_nulls(c.data || e.in_patch)`)} IS NULL
+        AND (c.ctid = e.row_version OR ${dataLimitBreach(sql.ref('c.data'), sql`jsonb_strip_nulls(c.data || e.in_patch)`)} IS NULL)
       RETURNING c.*
     ),
     fresh AS (
@@ -144,6 +149,9 @@ async function upsertRound(trx: Transaction<Database>, projectId: string, items:
       SELECT e.id, e.project_id, e.email, e.subscribed, e.data, e.created_at, e.updated_at, e.breach,
              CASE WHEN e.breach IS NULL THEN 'unchanged' ELSE 'refused' END
       FROM existing e WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = e.id)
+        -- Left out (so the next round redoes it with a fresh snapshot): a row that had to change
+        -- but was not updated, because a concurrent write changed or deleted it meanwhile.
+        AND NOT (e.breach IS NULL AND (e.data_changed OR e.subscribed IS DISTINCT FROM coalesce(e.in_subscribed, e.subscribed)))
       UNION ALL
       SELECT n.*, NULL, 'inserted' FROM inserted n
       UNION ALL

@@ -186,18 +186,33 @@ const compactBytes = (obj: Expression<unknown>, keys: Expression<unknown>) =>
 const keyCount = (obj: Expression<unknown>) => sql`(SELECT count(*) FROM jsonb_object_keys(${obj}))`;
 
 /**
+ * Binary (jsonb) size under which data cannot break a limit, so the exact measures are skipped
+ * (the common case costs one size lookup). A jsonb object takes at least 8 + 8n bytes for n keys
+ * (1,600 holds at most 199), and its compact JSON text is at most ~25 times its binary size (a
+ * number such as 1e308 prints 309 digits from ~8 bytes; a string escapes to at most 6 bytes per
+ * byte), so at most 40 x 1,600 = 64,000 bytes.
+ */
+const SAFE_BINARY_BYTES = 1_600;
+
+/**
  * SQL: the limit ({@link DataLimitBreach}) broken by a write that turns the stored data `before`
  * into `after` (jsonb objects: column references or cheap expressions), or NULL. A write is
  * refused only when `after` is over a limit AND beyond `before` by that measure: rewriting the
  * same data is never refused, and data stored before these limits existed can still be reduced.
- * Bytes are measured as {@link dataBytes} does. `before` is only evaluated when `after` is over.
+ * Bytes are measured as {@link dataBytes} does. `after` is computed once (OFFSET 0 keeps the
+ * planner from inlining it into each use); the exact measures
+ * only when it is larger than {@link SAFE_BINARY_BYTES}, and `before`'s only when `after` is over.
  */
 export function dataLimitBreach(before: Expression<unknown>, after: Expression<unknown>): RawBuilder<DataLimitBreach | null> {
-  return sql<DataLimitBreach | null>`(SELECT CASE
-      WHEN a.n > ${sql.lit(DATA_LIMITS.maxKeys)} AND a.n > ${keyCount(before)} THEN 'keys'
-      WHEN a.bytes > ${sql.lit(DATA_LIMITS.maxBytes)} AND a.bytes > ${compactBytes(before, keyCount(before))} THEN 'bytes'
-    END
-    FROM (SELECT k.n, ${compactBytes(after, sql.ref('k.n'))} AS bytes FROM (SELECT count(*) AS n FROM jsonb_object_keys(${after})) k) a)`;
+  const a = sql.ref('x.after');
+  return sql<DataLimitBreach | null>`(SELECT CASE WHEN pg_column_size(x.after) <= ${sql.lit(SAFE_BINARY_BYTES)} THEN NULL ELSE (
+      SELECT CASE
+        WHEN k.n > ${sql.lit(DATA_LIMITS.maxKeys)} AND k.n > ${keyCount(before)} THEN 'keys'
+        WHEN ${compactBytes(a, sql.ref('k.n'))} > ${sql.lit(DATA_LIMITS.maxBytes)}
+         AND ${compactBytes(a, sql.ref('k.n'))} > ${compactBytes(before, keyCount(before))} THEN 'bytes'
+      END
+      FROM (SELECT count(*) AS n FROM jsonb_object_keys(x.after)) k
+    ) END FROM (SELECT ${after} AS after OFFSET 0) x)`;
 }
 
 /** Emails are unique per project and compared case-insensitively: stored trimmed and lower-cased. */

@@ -1,7 +1,9 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContactData } from '../../../src/db/schema.js';
 import { upsertContacts } from '../../../src/modules/contacts/contacts.upsert.js';
 import { ContactDataInput, DATA_LIMITS, RequestDataInput } from '../../../src/modules/contacts/data-rules.js';
+import { ApiError } from '../../../src/http/errors.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
 import { addVerifiedDomain, createSendTestApp, send, type SendTestApp } from '../emails/helpers.js';
@@ -157,3 +159,56 @@ describe('limits of a contact’s data after the merge', () => {
     expect((await post(project, '/v1/track', { email: 'old@example.com', event: 'e', data: { k3: 'x' } })).statusCode).toBe(200);
   });
 });
+
+describe('a merge racing another write of the same contact', () => {
+  /** Runs `second` while `first` (in its own transaction) holds the contact's row, then commits `first`. */
+  async function race(id: string, first: ContactData, second: () => Promise<unknown>): Promise<unknown> {
+    let outcome: Promise<unknown> | undefined;
+    await t.db.db.transaction().execute(async (trx) => {
+      await sql`UPDATE contacts SET data = data || ${JSON.stringify(first)}::jsonb WHERE id = ${id}`.execute(trx);
+      outcome = second().catch((e: unknown) => e);
+      // Poll until the second write waits for this transaction's row lock.
+      for (let i = 0; ; i++) {
+        const { rows } = await sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(t.db.db);
+        if ((rows[0]?.n ?? 0) > 0) break;
+        if (i > 500) throw new Error('the second write never waited for the row lock');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    });
+    return outcome;
+  }
+
+  const upsert = (projectId: string, patch: ContactData) => () =>
+    t.db.db.transaction().execute((trx) => upsertContacts(trx, projectId, [{ email: 'race@example.com', patch, subscribedIfNew: true }]));
+
+  it('keeps both writes when the limits allow them', async () => {
+    const { project } = await newProject(t.app);
+    const id = await seed(project.id, 'race@example.com', { a: 1 });
+    const result = await race(id, { b: 2 }, upsert(project.id, { c: 3 }));
+    expect(result).not.toBeInstanceOf(Error);
+    expect(await dataOf(project.id, 'race@example.com')).toEqual({ a: 1, b: 2, c: 3 });
+  });
+
+  it('checks the limits against the row as the other write left it, and refuses instead of reporting success', async () => {
+    const { project } = await newProject(t.app);
+    const id = await seed(project.id, 'race@example.com', keys(190));
+    // Alone, either write stays within 200 keys; together they would make 205.
+    const result = await race(id, keys(10, 'first'), upsert(project.id, keys(5, 'second')));
+    expect(result).toBeInstanceOf(ApiError);
+    expect(result).toMatchObject({ statusCode: 422, errors: [{ field: 'data', code: 'too_big' }] });
+    expect(await dataOf(project.id, 'race@example.com')).toEqual({ ...keys(190), ...keys(10, 'first') });
+  });
+
+  it('does the same for PATCH /contacts/:id', async () => {
+    const { project } = await newProject(t.app);
+    const id = await seed(project.id, 'race@example.com', keys(190));
+    const res = (await race(id, keys(10, 'first'), () => patch(project, id, { data: keys(5, 'second') }))) as Awaited<ReturnType<typeof patch>>;
+    expectDataError(res, 'too_big', tooManyKeys);
+    expect(await dataOf(project.id, 'race@example.com')).toEqual({ ...keys(190), ...keys(10, 'first') });
+    const both = (await race(id, { first0: 'again' }, () => patch(project, id, { data: { k0: 'x' } }))) as Awaited<ReturnType<typeof patch>>;
+    expect(both.statusCode, both.body).toBe(200);
+    expect(both.json().data).toMatchObject({ first0: 'again', k0: 'x' });
+  });
+});
+
