@@ -76,10 +76,13 @@ describe('sending a campaign', () => {
     const [contact] = await seedContacts(t.db, s.project.id, 1, { tag: `s${Date.now()}-` });
     const c = await createCampaign(t, s);
     const at = new Date(Date.now() + 1500);
-    const res = await send(s, c.id, { scheduledFor: at.toISOString() });
-    expect(res.json()).toMatchObject({ data: { status: 'SCHEDULED', scheduledFor: at.toISOString() } });
-    expect((await t.db.db.selectFrom('campaigns').select('status').where('id', '=', c.id).executeTakeFirstOrThrow()).status).toBe('SCHEDULED');
-    expect(await emailsOf(t, c.id)).toHaveLength(0);
+    // Checked with the worker stopped: however slow the machine, the start job cannot have run yet.
+    await t.withWorkerStopped(async () => {
+      const res = await send(s, c.id, { scheduledFor: at.toISOString() });
+      expect(res.json()).toMatchObject({ data: { status: 'SCHEDULED', scheduledFor: at.toISOString() } });
+      expect((await t.db.db.selectFrom('campaigns').select('status').where('id', '=', c.id).executeTakeFirstOrThrow()).status).toBe('SCHEDULED');
+      expect(await emailsOf(t, c.id)).toHaveLength(0);
+    });
     const row = await waitForCampaign(t, c.id, ['SENT'], 15_000);
     expect(row.total_recipients).toBe(1);
     expect(deliveredTo(contact?.email ?? '')).toBe(1);

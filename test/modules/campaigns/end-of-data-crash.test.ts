@@ -7,7 +7,7 @@ import { SMTP_POOL_DEFAULTS } from '../../../src/mail/transports/smtp.js';
 import { cleanupServers, sleep } from '../../helpers/process.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { createSendTestApp, type SendTestApp } from '../emails/helpers.js';
-import { api, createCampaign, emailsOf, seedContacts, sender } from './helpers.js';
+import { api, createCampaign, emailsOf, seedContacts, sender, waitForNoEmailJobs } from './helpers.js';
 import { killHard, releaseKilledWorker, startReadyWorker, waitForCampaignSent } from './worker-process.js';
 
 /**
@@ -80,7 +80,7 @@ describe('a worker SIGKILLed inside SMTP transactions', () => {
     await releaseKilledWorker(t, worker);
     await startReadyWorker(t, sink.url);
     await waitForCampaignSent(t, c.id, 30_000, () => diagnose(c.id));
-    await sleep(300); // a late resend would still be counted
+    await waitForNoEmailJobs(t, c.id); // a late resend would still be counted
 
     // Cut before the end of data: the relay never had it; sent again, received once.
     expect(sink.messagesTo(before)).toHaveLength(1);
@@ -130,7 +130,7 @@ describe('a worker SIGKILLed inside SMTP transactions', () => {
     await releaseKilledWorker(t, second);
     await third;
     await waitForCampaignSent(t, c.id, 40_000, () => diagnose(c.id));
-    await sleep(300); // a late resend would still be counted
+    await waitForNoEmailJobs(t, c.id); // a late resend would still be counted
 
     const emails = await emailsOf(t, c.id);
     const got = received();

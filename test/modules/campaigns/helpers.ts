@@ -5,7 +5,8 @@ import type { Db } from '../../../src/db/connection.js';
 import type { CampaignStatus } from '../../../src/db/schema.js';
 import type { Campaign } from '../../../src/modules/campaigns/campaigns.schema.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
-import { addVerifiedDomain, type SendTestApp } from '../emails/helpers.js';
+import { until } from '../../helpers/poll.js';
+import { addVerifiedDomain, jobsOf, type SendTestApp } from '../emails/helpers.js';
 
 export interface Sender {
   project: TestProject;
@@ -54,3 +55,17 @@ export async function waitForCampaign(t: SendTestApp, id: string, statuses: read
 
 export const emailsOf = (t: SendTestApp, campaignId: string) =>
   t.db.db.selectFrom('emails').selectAll().where('campaign_id', '=', campaignId).execute();
+
+/**
+ * Polls until no send job of the campaign's emails is left: after that nothing of the campaign
+ * can reach the SMTP sink any more (a job is deleted only after its relay's 250, and the sink
+ * records a message before answering it). For "nothing more arrived" checks, instead of a sleep.
+ */
+export async function waitForNoEmailJobs(t: SendTestApp, campaignId: string, timeoutMs = 20_000): Promise<void> {
+  const ids = (await emailsOf(t, campaignId)).map((e) => e.id);
+  await until(`no send job left for campaign ${campaignId}`, async () => (await jobsOf(t.db, ids)).length === 0, {
+    timeoutMs,
+    intervalMs: 50,
+    why: async () => JSON.stringify((await jobsOf(t.db, ids)).slice(0, 5)),
+  });
+}
