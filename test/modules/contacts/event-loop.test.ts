@@ -86,4 +86,22 @@ describe('the event loop stays responsive', () => {
     expect(res.rawPayload.length).toBeLessThan(200 * 1024);
     expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS);
   });
+
+  it('while POST /contacts/lookup answers 500 contacts holding the most data allowed (~20 MB)', async () => {
+    const { project } = await newProject(t.app);
+    // 200 keys each, ~64 KB as JSON: a third numbers, the rest 288-character strings.
+    await sql`
+      INSERT INTO contacts (project_id, email, subscribed, data)
+      SELECT ${project.id}, 'c' || g || '@example.com', true,
+             (SELECT jsonb_object_agg('key_' || k, CASE WHEN k % 3 = 0 THEN to_jsonb(k * 1.5) ELSE to_jsonb(repeat(md5(k::text), 9)) END)
+              FROM generate_series(0, 199) k)
+      FROM generate_series(1, 500) g`.execute(t.db.db);
+    const emails = Array.from({ length: 500 }, (_, i) => `c${i + 1}@example.com`);
+    const { result: res, maxDelayMs } = await measured(() =>
+      t.app.inject({ method: 'POST', url: '/contacts/lookup', headers: bearer(project.secret), payload: { emails } }),
+    );
+    expect(res.statusCode).toBe(200);
+    expect(res.json<{ data: { exists: boolean }[] }>().data.filter((d) => d.exists)).toHaveLength(500);
+    expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS);
+  });
 });
