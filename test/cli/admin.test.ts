@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, signUp, uniqueEmail } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { type CliResult, runCli as runCliIn } from '../helpers/cli.js';
+import { expectOneErrorLine, runCli as runCliIn } from '../helpers/cli.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -21,17 +21,6 @@ function field(output: string, label: string): string {
   const match = new RegExp(`^${label}:\\s+(.+)$`, 'm').exec(output);
   if (!match?.[1]) throw new Error(`no "${label}" line in:\n${output}`);
   return match[1].trim();
-}
-
-/** An operator error: exit 1, exactly one `error:` line on stderr (after the database line, if one was opened), nothing on stdout. */
-function expectOneErrorLine(res: CliResult, message: RegExp): void {
-  expect(res.code, res.stderr).toBe(1);
-  expect(res.stdout).toBe('');
-  const lines = res.stderr.trimEnd().split('\n').filter((line, i) => !(i === 0 && line.startsWith('using ')));
-  expect(lines, res.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^error: /);
-  expect(lines[0]).toMatch(message);
-  expect(res.stderr).not.toMatch(/\bat .+:\d+:\d+/); // no stack trace
 }
 
 async function login(email: string, password: string) {

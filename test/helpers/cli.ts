@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { TEST_SECRET } from './app.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -43,4 +43,15 @@ export function runCli(
     });
     child.stdin.end(opts.input ?? '');
   });
+}
+
+/** An operator error: exit 1, exactly one `error:` line on stderr (after the database line, if one was opened), nothing on stdout. */
+export function expectOneErrorLine(res: CliResult, message: RegExp): void {
+  expect(res.code, res.stderr).toBe(1);
+  expect(res.stdout).toBe('');
+  const lines = res.stderr.trimEnd().split('\n').filter((line, i) => !(i === 0 && line.startsWith('using ')));
+  expect(lines, res.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^error: /);
+  expect(lines[0]).toMatch(message);
+  expect(res.stderr).not.toMatch(/\bat .+:\d+:\d+/); // no stack trace
 }

@@ -84,6 +84,10 @@ interface ReceivedFile {
 async function receive(file: UploadedFile, dir: string, signal: AbortSignal | undefined): Promise<ReceivedFile> {
   const target = path.join(dir, 'upload.csv');
   const out = createWriteStream(target, { flags: 'wx', mode: 0o600 });
+  // A write still pending when the receipt is stopped fails with ERR_STREAM_DESTROYED after the
+  // stream is gone: without a listener that would be an uncaught exception (a crashed server).
+  // Write errors that matter surface through `once(out, 'drain')` and `finished(out)` below.
+  out.on('error', () => undefined);
   const stop = () => file.stream.destroy(signal?.reason instanceof Error ? signal.reason : new Error('upload stopped'));
   if (signal?.aborted) stop();
   signal?.addEventListener('abort', stop, { once: true });

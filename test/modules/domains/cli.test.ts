@@ -7,7 +7,7 @@ import { recheckDomains } from '../../../src/modules/domains/domains.service.js'
 import { isVerifiedSender } from '../../../src/modules/domains/sender.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
-import { type CliResult, runCli as runCliIn } from '../../helpers/cli.js';
+import { expectOneErrorLine, runCli as runCliIn } from '../../helpers/cli.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
 
 
@@ -26,15 +26,6 @@ afterAll(async () => {
 });
 
 const runCli = (args: string[]) => runCliIn(args, { dataDir });
-
-function expectOneErrorLine(res: CliResult, message: RegExp): void {
-  expect(res.code, res.stderr).toBe(1);
-  expect(res.stdout).toBe('');
-  const lines = res.stderr.trimEnd().split('\n');
-  expect(lines, res.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^error: /);
-  expect(lines[0]).toMatch(message);
-}
 
 const uniqueDomain = () => `c-${randomBytes(5).toString('hex')}.example.com`;
 
