@@ -311,7 +311,9 @@ describe('OpenAPI', () => {
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(['/domains', '/domains/project/{projectId}', '/domains/{id}/verify', '/domains/{id}']),
     );
-    expect(doc.components.schemas.CreateDomainBody).toMatchObject({ properties: { domain: { type: 'string' } }, required: ['domain'] });
+    // Request bodies refer to the input variant of a registered schema.
+    expect(doc.paths['/domains']?.post).toMatchObject({ requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateDomainBodyInput' } } } } });
+    expect(doc.components.schemas.CreateDomainBodyInput).toMatchObject({ properties: { domain: { type: 'string' } }, required: ['domain'] });
     expect(doc.components.schemas.Domain).toBeDefined();
   });
 });
