@@ -22,6 +22,8 @@ describe('SMTP transport', () => {
       const order: string[] = [];
       const third = smtp.reserve().then((release) => (order.push('third'), release));
       const fourth = smtp.reserve().then((release) => (order.push('fourth'), release));
+      // The reservations are plain promises (no I/O): whatever they would do runs in microtasks,
+      // all of which run before any timer fires, so these short waits hold however loaded the machine.
       await new Promise((r) => setTimeout(r, 20));
       expect(order).toEqual([]);
       first();
@@ -84,9 +86,16 @@ describe('SMTP transport', () => {
     const smtp = createSmtpTransport(sink.url);
     try {
       await smtp.send(message('warm@example.com'), { from: 'a@sender.example', to: 'warm@example.com' });
-      const started = performance.now();
-      for (let i = 0; i < 100; i++) await smtp.send(message('seq@example.com', i), { from: 'a@sender.example', to: 'seq@example.com' });
-      expect(performance.now() - started).toBeLessThan(2000);
+      const times: number[] = [];
+      for (let i = 0; i < 100; i++) {
+        const started = performance.now();
+        await smtp.send(message('seq@example.com', i), { from: 'a@sender.example', to: 'seq@example.com' });
+        times.push(performance.now() - started);
+      }
+      // The median message, not the total: Nagle meeting the delayed ACK costs every message ~40 ms,
+      // while a loaded machine stalls only some of them (a message takes ~1-3 ms here).
+      const median = times.sort((a, b) => a - b)[50] ?? Infinity;
+      expect(median).toBeLessThan(20);
       expect(sink.messagesTo('seq@example.com')).toHaveLength(100);
     } finally {
       await smtp.close();

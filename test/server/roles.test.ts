@@ -60,7 +60,10 @@ describe('server with DATABASE_URL', () => {
     const server = startServer({ PORT: String(port), DATABASE_URL: databaseUrl, ROLE: 'api' });
     expect(await server.waitForHealth(30_000)).toEqual({ status: 'ok' });
     await server.waitForLog(/^ready: API on /, 5000);
-    // Longer than the worker's poll interval: a worker started here would have said so.
+    // A worker would have been started before the API listened (src/server.ts) and says so once
+    // its LISTEN connection opens (milliseconds on loopback). No state proves its absence: 1.5 s,
+    // beyond its 1 s poll interval too, is ample, and a stalled machine can only make this pass
+    // wrongly, never fail. The check after the exit below covers the process's whole life.
     await sleep(1500);
 
     server.child.kill('SIGTERM');

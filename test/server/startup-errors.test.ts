@@ -23,8 +23,12 @@ async function occupy(port: number): Promise<net.Server> {
   return blocker;
 }
 
-/** Exits non-zero, fast, with stderr being exactly one `error:` line matching `pattern`. */
-async function expectOneErrorLine(server: ServerProcess, pattern: RegExp, withinMs = 10_000): Promise<string> {
+/**
+ * Exits non-zero, fast, with stderr being exactly one `error:` line matching `pattern`. "Fast"
+ * tells a refusal from a hang (e.g. a recursive mkdir looping forever): these exits take 1-4 s
+ * (node and tsx starting) on a loaded two-core machine; 30 s is far above that, a hang never ends.
+ */
+async function expectOneErrorLine(server: ServerProcess, pattern: RegExp, withinMs = 30_000): Promise<string> {
   const startedAt = Date.now();
   const exit = await server.waitForExit(withinMs);
   expect(Date.now() - startedAt).toBeLessThan(withinMs);
@@ -39,7 +43,7 @@ async function expectOneErrorLine(server: ServerProcess, pattern: RegExp, within
 }
 
 describe('server start-up failures a self-hoster can fix', () => {
-  it('refuses a port in use with one error line naming the port, within 10 s, before starting PostgreSQL', { timeout: 30_000 }, async () => {
+  it('refuses a port in use with one error line naming the port, fast, before starting PostgreSQL', { timeout: 45_000 }, async () => {
     const port = await freePort();
     const blocker = await occupy(port);
     try {
@@ -72,7 +76,7 @@ describe('server start-up failures a self-hoster can fix', () => {
     }
   });
 
-  it('refuses a DATA_DIR below a file with one error line naming DATA_DIR', { timeout: 30_000 }, async () => {
+  it('refuses a DATA_DIR below a file with one error line naming DATA_DIR', { timeout: 45_000 }, async () => {
     const file = path.join(makeTempRoot(), 'a-file');
     writeFileSync(file, 'not a folder');
     const dataDir = path.join(file, 'data');
@@ -82,7 +86,7 @@ describe('server start-up failures a self-hoster can fix', () => {
     expect(line).toMatch(/not writable/);
   });
 
-  it('refuses an unusable DATA_DIR also when SECRET is set (the database start is the first to touch it)', { timeout: 30_000 }, async () => {
+  it('refuses an unusable DATA_DIR also when SECRET is set (the database start is the first to touch it)', { timeout: 45_000 }, async () => {
     const file = path.join(makeTempRoot(), 'a-file');
     writeFileSync(file, 'not a folder');
     const dataDir = path.join(file, 'data');
@@ -93,13 +97,13 @@ describe('server start-up failures a self-hoster can fix', () => {
 
   // Node's recursive mkdirSync loops forever here (procfs answers ENOENT); ensureDataDir
   // creates folders one level at a time instead.
-  it('refuses DATA_DIR=/proc/forbidden with one error line naming DATA_DIR', { timeout: 30_000 }, async () => {
+  it('refuses DATA_DIR=/proc/forbidden with one error line naming DATA_DIR', { timeout: 45_000 }, async () => {
     const server = startServer({ PORT: String(await freePort()), DATA_DIR: '/proc/forbidden' });
     const line = await expectOneErrorLine(server, /DATA_DIR/);
     expect(line).toContain('/proc/forbidden');
   });
 
-  it('refuses an unreachable DATABASE_URL with one "cannot connect" line, without the password and without an embedded database', { timeout: 30_000 }, async () => {
+  it('refuses an unreachable DATABASE_URL with one "cannot connect" line, without the password and without an embedded database', { timeout: 45_000 }, async () => {
     const closed = await freePort();
     const server = startServer({ PORT: String(await freePort()), DATABASE_URL: `postgres://u:secretpw@127.0.0.1:${closed}/db` });
     const line = await expectOneErrorLine(server, /cannot connect/);
@@ -108,7 +112,7 @@ describe('server start-up failures a self-hoster can fix', () => {
     expect(existsSync(path.join(server.dataDir, 'postgres'))).toBe(false);
   });
 
-  it('refuses PORT=abc with one error line naming PORT', { timeout: 30_000 }, async () => {
+  it('refuses PORT=abc with one error line naming PORT', { timeout: 45_000 }, async () => {
     const server = startServer({ PORT: 'abc' });
     const line = await expectOneErrorLine(server, /\bPORT\b/);
     expect(line).toContain('abc');
