@@ -1,13 +1,11 @@
 import { z } from 'zod';
+import { cursorLimitField, cursorListOf } from '../../http/paging.js';
 import { ContactDataInput } from './data-rules.js';
 
 /** Longest address accepted (RFC 5321 path limit). */
 const MAX_EMAIL_LENGTH = 254;
 /** POST /contacts/lookup: emails per call (SPEC Limits). */
 export const MAX_LOOKUP_EMAILS = 500;
-/** GET /contacts: page size default and maximum (larger values are clamped). */
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 
 export const CONTACT_SORTS = ['createdAt', 'email'] as const;
 export type ContactSort = (typeof CONTACT_SORTS)[number];
@@ -60,13 +58,7 @@ export type UpdateContactBody = z.infer<typeof UpdateContactBody>;
 export const ContactIdParams = z.object({ id: z.string() });
 
 export const ListContactsQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(DEFAULT_PAGE_SIZE)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE))
-    .describe(`1 or more; default ${DEFAULT_PAGE_SIZE}; values over ${MAX_PAGE_SIZE} are clamped`),
+  limit: cursorLimitField(),
   cursor: z.string().optional().describe('The cursor of the previous page, with the same sort and dir'),
   search: z.string().max(MAX_EMAIL_LENGTH).optional().describe('Case-insensitive substring of the email'),
   subscribed: z
@@ -79,12 +71,7 @@ export const ListContactsQuery = z.object({
 });
 export type ListContactsQuery = z.infer<typeof ListContactsQuery>;
 
-export const ContactList = z.object({
-  data: z.array(Contact),
-  cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
-  hasMore: z.boolean(),
-  total: z.int().describe('Size of the filtered set on the first page (no cursor); 0 on later pages'),
-});
+export const ContactList = cursorListOf(Contact);
 export type ContactList = z.infer<typeof ContactList>;
 
 export const LookupBody = z.object({

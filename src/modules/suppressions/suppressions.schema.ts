@@ -1,11 +1,9 @@
 import { z } from 'zod';
+import { cursorLimitField, cursorListOf } from '../../http/paging.js';
 import { SUPPRESSION_REASONS } from '../../db/schema.js';
 
 /** Longest address accepted (RFC 5321 path limit), as for contacts. */
 const MAX_EMAIL_LENGTH = 254;
-/** GET /suppressions: page size default and maximum (larger values are clamped). */
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 /** A manual entry's note. */
 export const MAX_DETAIL_LENGTH = 1000;
 
@@ -34,23 +32,12 @@ export type AddSuppressionBody = z.infer<typeof AddSuppressionBody>;
 export const SuppressionEmailParams = z.object({ email: email.describe('The address (URL-encoded)') });
 
 export const ListSuppressionsQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(DEFAULT_PAGE_SIZE)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE))
-    .describe(`1 or more; default ${DEFAULT_PAGE_SIZE}; values over ${MAX_PAGE_SIZE} are clamped`),
+  limit: cursorLimitField(),
   cursor: z.string().optional().describe('The cursor of the previous page'),
   search: z.string().max(MAX_EMAIL_LENGTH).optional().describe('Case-insensitive substring of the address'),
   reason: z.enum(SUPPRESSION_REASONS).optional().describe('Omitted: every reason'),
 });
 export type ListSuppressionsQuery = z.infer<typeof ListSuppressionsQuery>;
 
-export const SuppressionList = z.object({
-  data: z.array(Suppression),
-  cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
-  hasMore: z.boolean(),
-  total: z.int().describe('Size of the filtered set on the first page (no cursor); 0 on later pages'),
-});
+export const SuppressionList = cursorListOf(Suppression);
 export type SuppressionList = z.infer<typeof SuppressionList>;
