@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateTemplate } from '../../../src/modules/templates/templates.repo.js';
 import { bearer, newProject } from '../../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
@@ -240,6 +241,14 @@ describe('PATCH /templates/:id', () => {
     const other = (await newProject(t.app)).project;
     expectEnvelope(await c.call(other, 'PATCH', `/templates/${created.id}`, { name: 'Stolen' }), 404, 'NOT_FOUND');
     expectEnvelope(await c.call(project, 'PATCH', '/templates/123', { name: 'x' }), 404, 'NOT_FOUND');
+    expect((await c.rowOf(created.id))?.name).toBe('Mine');
+  });
+
+  it("scopes the write itself to the project, not only the read before it", async () => {
+    const { project, from } = await setup();
+    const created = await c.create(project, { from, name: 'Mine' });
+    const other = (await newProject(t.app)).project;
+    expect(await updateTemplate(t.db.db, other.id, created.id, { name: 'Stolen' })).toBeUndefined();
     expect((await c.rowOf(created.id))?.name).toBe('Mine');
   });
 });
