@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Campaign } from '../../../src/modules/campaigns/campaigns.schema.js';
 import { newProject } from '../../helpers/accounts.js';
+import { until } from '../../helpers/poll.js';
 import { createSendTestApp, type SendTestApp } from '../emails/helpers.js';
 import { api, createCampaign, sender } from './helpers.js';
 
@@ -200,6 +202,43 @@ describe('PUT, DELETE and duplicate', () => {
     );
     expect(rows[0]?.n).toBe(0);
     expect((await api(t.app, s.project, 'POST', `/campaigns/${c.id}/cancel`)).statusCode).toBe(409);
+  });
+
+  it('cancel: 409 from DRAFT, SENT and CANCELLED, the campaign unchanged', async () => {
+    const s = await sender(t);
+    const c = await createCampaign(t, s);
+    for (const status of ['DRAFT', 'SENT', 'CANCELLED'] as const) {
+      await t.db.db.updateTable('campaigns').set({ status, cancelled_at: null }).where('id', '=', c.id).execute();
+      const res = await api(t.app, s.project, 'POST', `/campaigns/${c.id}/cancel`);
+      expect(res.statusCode, status).toBe(409);
+      expect(res.json()).toMatchObject({ error: { code: 'CONFLICT', details: { status } } });
+      expect(await t.db.db.selectFrom('campaigns').select(['status', 'cancelled_at']).where('id', '=', c.id).executeTakeFirstOrThrow()).toEqual({ status, cancelled_at: null });
+    }
+  });
+
+  it('two sends of one DRAFT at once: one 200, the other 409 (the state is checked again on the locked row)', async () => {
+    const s = await sender(t);
+    const c = await createCampaign(t, s);
+    // Both sends pass the first check (DRAFT) while this transaction holds the campaign's row,
+    // then queue for it; released, they take it one after the other.
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked = () => undefined as void;
+    const gotLock = new Promise<void>((resolve) => (locked = resolve));
+    const holder = t.db.db.transaction().execute(async (trx) => {
+      await sql`SELECT 1 FROM campaigns WHERE id = ${c.id} FOR UPDATE`.execute(trx);
+      locked();
+      await held;
+    });
+    await gotLock;
+    const sends = Promise.all([0, 1].map(() => api(t.app, s.project, 'POST', `/campaigns/${c.id}/send`, {})));
+    // This file has a database of its own: the only lock waits in it are these two sends.
+    const waiting = async () =>
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(t.db.db)).rows[0]?.n;
+    await until('both sends waiting for the campaign row', async () => (await waiting()) === 2);
+    release();
+    await holder;
+    expect((await sends).map((r) => r.statusCode).sort()).toEqual([200, 409]);
   });
 
   it('test send: 422 on a bad address', async () => {
