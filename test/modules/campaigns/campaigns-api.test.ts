@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateCampaign } from '../../../src/modules/campaigns/campaigns.repo.js';
 import type { Campaign } from '../../../src/modules/campaigns/campaigns.schema.js';
 import { newProject } from '../../helpers/accounts.js';
 import { until } from '../../helpers/poll.js';
@@ -125,6 +126,9 @@ describe('GET /campaigns', () => {
     }
     expect((await api(t.app, s.project, 'GET', '/campaigns/not-a-uuid')).statusCode).toBe(404);
     expect((await api(t.app, s.project, 'GET', `/campaigns/${randomUUID()}`)).statusCode).toBe(404);
+    // The write itself is scoped to the project too, not only the read before it.
+    expect(await updateCampaign(t.db.db, other.id, c.id, { name: 'Stolen' })).toBeUndefined();
+    expect((await api(t.app, s.project, 'GET', `/campaigns/${c.id}`)).json()).toMatchObject({ name: c.name });
   });
 });
 
