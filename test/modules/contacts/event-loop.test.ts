@@ -7,10 +7,12 @@ import { uploadCsv, waitForImport } from './import-helpers.js';
 
 /**
  * The API and the job worker share one process (ROLE=all, and here): no accepted input may hold
- * the event loop for long. The bound is generous (loaded 2-core CI machines, GC pauses); before
- * the fixes these cases held it for seconds.
+ * the event loop for long. The target is ~100 ms. The
+ * bound is 250 ms because the histogram also counts time the OS does not run this process (two
+ * test files, PostgreSQL and the worker share 2 cores in CI); before the fixes these cases held
+ * the loop for seconds (/health 2.3 s behind a 600,000-column import), far above it.
  */
-const MAX_DELAY_MS = 150;
+const MAX_DELAY_MS = 250;
 /** The largest CSV file accepted (SPEC Limits: 5 MB). */
 const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 
