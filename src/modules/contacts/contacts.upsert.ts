@@ -73,10 +73,11 @@ export async function upsertContactsChecked(
   let pending = items;
   // A contact inserted by a concurrent transaction after this statement's snapshot is
   // neither updated nor inserted (ON CONFLICT DO NOTHING), and one changed or deleted by a
-  // concurrent transaction may not be updated as planned: the next round redoes them.
+  // concurrent transaction is not updated: the next round redoes them, locking the contacts
+  // it reads (only then: a lock writes to every row read, changed or not) so it settles.
   for (let round = 0; pending.length > 0; round++) {
     if (round === 5) throw new Error('contact upsert did not settle after 5 rounds');
-    const rows = await upsertRound(trx, projectId, pending, opts.withData ?? true);
+    const rows = await upsertRound(trx, projectId, pending, { withData: opts.withData ?? true, lock: round > 0 });
     for (const r of rows) {
       if (r.outcome === 'refused') {
         results.set(r.email, { email: r.email, refused: r.breach ?? 'keys' });
@@ -90,7 +91,12 @@ export async function upsertContactsChecked(
   return items.map((i) => results.get(i.email) as UpsertOutcome);
 }
 
-async function upsertRound(trx: Transaction<Database>, projectId: string, items: readonly ContactUpsert[], withData: boolean): Promise<ResultRow[]> {
+async function upsertRound(
+  trx: Transaction<Database>,
+  projectId: string,
+  items: readonly ContactUpsert[],
+  opts: { withData: boolean; lock: boolean },
+): Promise<ResultRow[]> {
   const emails = items.map((i) => i.email);
   // One JSON array rather than a jsonb[] literal, whose per-element escaping costs a copy of every patch.
   const patches = JSON.stringify(items.map((i) => i.patch));
@@ -102,60 +108,55 @@ async function upsertRound(trx: Transaction<Database>, projectId: string, items:
                                unnest(${subscribed}::boolean[]), unnest(${ifNew}::boolean[]))
         AS t(email, patch, subscribed, subscribed_if_new)
     ),
-    -- LATERAL: one (project_id, email) index probe per input row, whatever the table's
-    -- statistics say (a project filling up looks small to the planner until ANALYZE).
-    -- The merge is computed once, with its verdict against the limits (NULL: within them).
-    existing AS (
-      SELECT c.*, i.patch AS in_patch, i.subscribed AS in_subscribed,
-             m.merged, m.merged IS DISTINCT FROM c.data AS data_changed,
-             ${dataLimitBreach(sql.ref('c.data'), sql.ref('m.merged'))} AS breach
-      FROM input i CROSS JOIN LATERAL (
+    -- Every input row with its contact, if any (LATERAL with OFFSET 0, which keeps the planner
+    -- from turning it into a join: one (project_id, email) index probe per row, whatever the
+    -- table's statistics say; a project filling up looks small to the planner until ANALYZE, and
+    -- the join it would pick hashes all of the project's contacts on every batch), the merge
+    -- computed once, whether it changes the contact, and its verdict against the data limits
+    -- (NULL: within them).
+    checked AS (
+      SELECT i.email, i.subscribed AS in_subscribed, i.subscribed_if_new,
+             c.id, c.project_id, c.subscribed, c.data, c.created_at, c.updated_at, c.row_version, m.merged,
+             (m.merged IS DISTINCT FROM c.data OR c.subscribed IS DISTINCT FROM coalesce(i.subscribed, c.subscribed)) AS changes,
+             ${dataLimitBreach(sql`coalesce(c.data, '{}'::jsonb)`, sql.ref('m.merged'))} AS breach
+      FROM input i
+      LEFT JOIN LATERAL (
         SELECT c.*, c.ctid AS row_version FROM contacts c WHERE c.project_id = ${projectId} AND c.email = i.email
-      ) c CROSS JOIN LATERAL (SELECT jsonb_strip_nulls(c.data || i.patch) AS merged OFFSET 0) m
+        OFFSET 0 ${opts.lock ? sql`FOR UPDATE` : sql``}
+      ) c ON true
+      CROSS JOIN LATERAL (SELECT jsonb_strip_nulls(coalesce(c.data, '{}'::jsonb) || i.patch) AS merged OFFSET 0) m
     ),
-    -- A row still at the snapshot's version (same ctid) takes the merge and verdict computed
-    -- above; one a concurrent write changed since (the UPDATE sees its newest version) is
-    -- merged and checked again from that version, so no write is lost and the limits hold.
+    -- Only a row still at the version read above (same ctid) is updated: one a concurrent write
+    -- changed since is left to the next round, which merges and checks it again from a fresh
+    -- snapshot, so no write is lost and the limits hold whatever the interleaving.
     updated AS (
       UPDATE contacts c
-      SET data = CASE WHEN c.ctid = e.row_version THEN e.merged ELSE jsonb_strip_nulls(c.data || e.in_patch) END,
-          subscribed = coalesce(e.in_subscribed, c.subscribed),
-          updated_at = now()
-      FROM existing e
-      WHERE c.project_id = ${projectId} AND c.email = e.email AND e.breach IS NULL
-        AND (CASE WHEN c.ctid = e.row_version THEN e.data_changed
-                  ELSE c.data IS DISTINCT FROM jsonb_strip_nulls(c.data || e.in_patch) END
-             OR c.subscribed IS DISTINCT FROM coalesce(e.in_subscribed, c.subscribed))
-        AND (c.ctid = e.row_version OR ${dataLimitBreach(sql.ref('c.data'), sql`jsonb_strip_nulls(c.data || e.in_patch)`)} IS NULL)
+      SET data = k.merged, subscribed = coalesce(k.in_subscribed, c.subscribed), updated_at = now()
+      FROM checked k
+      WHERE c.project_id = ${projectId} AND c.email = k.email AND c.ctid = k.row_version
+        AND k.id IS NOT NULL AND k.changes AND k.breach IS NULL
       RETURNING c.*
-    ),
-    fresh AS (
-      SELECT i.*, ${dataLimitBreach(sql`'{}'::jsonb`, sql`jsonb_strip_nulls(i.patch)`)} AS breach
-      FROM input i
-      WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email)
     ),
     inserted AS (
       INSERT INTO contacts (project_id, email, subscribed, data)
-      SELECT ${projectId}, f.email, coalesce(f.subscribed, f.subscribed_if_new), jsonb_strip_nulls(f.patch)
-      FROM fresh f WHERE f.breach IS NULL
+      SELECT ${projectId}, k.email, coalesce(k.in_subscribed, k.subscribed_if_new), k.merged
+      FROM checked k WHERE k.id IS NULL AND k.breach IS NULL
       ON CONFLICT (project_id, email) DO NOTHING
       RETURNING *
     )
-    SELECT r.id, r.project_id, r.email, r.subscribed, ${withData ? sql`r.data` : sql`'{}'::jsonb AS data`},
+    SELECT r.id, r.project_id, r.email, r.subscribed, ${opts.withData ? sql`r.data` : sql`'{}'::jsonb AS data`},
            r.created_at, r.updated_at, r.breach, r.outcome
     FROM (
       SELECT u.*, NULL AS breach, 'updated' AS outcome FROM updated u
       UNION ALL
-      SELECT e.id, e.project_id, e.email, e.subscribed, e.data, e.created_at, e.updated_at, e.breach,
-             CASE WHEN e.breach IS NULL THEN 'unchanged' ELSE 'refused' END
-      FROM existing e WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = e.id)
-        -- Left out (so the next round redoes it with a fresh snapshot): a row that had to change
-        -- but was not updated, because a concurrent write changed or deleted it meanwhile.
-        AND NOT (e.breach IS NULL AND (e.data_changed OR e.subscribed IS DISTINCT FROM coalesce(e.in_subscribed, e.subscribed)))
-      UNION ALL
       SELECT n.*, NULL, 'inserted' FROM inserted n
       UNION ALL
-      SELECT NULL, NULL, f.email, NULL, NULL, NULL, NULL, f.breach, 'refused' FROM fresh f WHERE f.breach IS NOT NULL
+      -- Not written: refused, unchanged, or (left out, so the next round redoes it) a contact
+      -- that had to change but was not updated, or a new one a concurrent transaction inserted.
+      SELECT k.id, k.project_id, k.email, k.subscribed, k.data, k.created_at, k.updated_at, k.breach,
+             CASE WHEN k.breach IS NULL THEN 'unchanged' ELSE 'refused' END
+      FROM checked k
+      WHERE k.breach IS NOT NULL OR (k.id IS NOT NULL AND NOT k.changes)
     ) r`.execute(trx);
   return rows;
 }
