@@ -161,7 +161,8 @@ export class ImportBatch {
 /**
  * A stored file as bounded slices, yielding to the event loop before each one: csv-parse parses
  * a slice synchronously, so a large stored piece would otherwise hold the loop (with ROLE=all the
- * import runs in the API's process).
+ * import runs in the API's process). It also bounds the rows validated between two yields: those
+ * of one slice (at most ~4,000 cells).
  */
 export async function* inSlices(chunks: AsyncIterable<Buffer>, bytes = 8 * 1024): AsyncGenerator<Buffer> {
   for await (const chunk of chunks) {
@@ -211,10 +212,7 @@ export async function* guardHeaderWidth(chunks: AsyncIterable<Buffer>): AsyncGen
   }
 }
 
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Cells read between two yields to the event loop while rows are validated (~1 ms). */
-export const CELLS_PER_YIELD = 1_000;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Data cells per batch at most (besides the row count): 1,000 rows of 200 cells would make one

@@ -12,7 +12,6 @@ import {
   readImportChunks,
 } from './import.repo.js';
 import {
-  CELLS_PER_YIELD,
   guardHeaderWidth,
   HeaderTooWide,
   IMPORT_BATCH_CELLS,
@@ -21,7 +20,6 @@ import {
   inSlices,
   readHeader,
   readRow,
-  yieldToEventLoop,
 } from './import.rows.js';
 import { addJobProgress, claimJob, lockUnfinishedJob, MAX_STORED_ERRORS } from './jobs.repo.js';
 
@@ -155,7 +153,6 @@ export async function runImportJob(
   let header: ImportHeader | undefined;
   let row = 0;
   let batch = new ImportBatch(errorRoom);
-  let cellsSinceYield = 0;
   const fail = (at: number, message: string) => writer.end(batch, row, { status: 'FAILED', total: at, error: { row: at, message } });
   const malformed = (reason: string) =>
     fail(row + 1, `Malformed CSV (${reason}); the rows before it were imported, the rest of the file was not read`);
@@ -163,12 +160,6 @@ export async function runImportJob(
     for await (const record of parser) {
       const cells = toCells(record);
       if (typeof cells === 'string') return await malformed(cells);
-      // Records arrive without a macrotask in between: yield so that validation never holds the loop.
-      cellsSinceYield += cells.length;
-      if (cellsSinceYield >= CELLS_PER_YIELD) {
-        cellsSinceYield = 0;
-        await yieldToEventLoop();
-      }
       if (!header) {
         const read = readHeader(cells);
         if ('error' in read) return await fail(0, read.error);
