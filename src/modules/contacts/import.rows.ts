@@ -59,8 +59,6 @@ export interface ImportRow {
   email: string;
   subscribed: boolean | undefined;
   patch: Record<string, DataValue | null>;
-  /** Non-empty data cells (the patch's keys). */
-  cells: number;
 }
 
 /**
@@ -87,17 +85,13 @@ export function readRow(header: ImportHeader, cells: readonly string[]): ImportR
   // The data rules, applied straight to the cells (a row is up to 200 of them, and a file up to a
   // million): an empty cell is ignored; reserved and repeated keys were settled by the header.
   const patch: Record<string, string> = {};
-  let count = 0;
   for (const { index, key } of header.dataColumns) {
     const cell = cells[index] ?? '';
-    if (cell !== '') {
-      patch[key] = cell;
-      count++;
-    }
+    if (cell !== '') patch[key] = cell;
   }
   const issue = dataLimitIssues(patch)[0];
   if (issue) return { error: describeIssue(issue) };
-  return { email, subscribed, patch, cells: count };
+  return { email, subscribed, patch };
 }
 
 /** Error entries a job may still store, shared by its batches (the first 1,000 are kept). */
@@ -112,8 +106,6 @@ export interface ErrorRoom {
 export class ImportBatch {
   rows = 0;
   failed = 0;
-  /** Data cells of the valid rows: a batch is also cut by size (see IMPORT_BATCH_CELLS). */
-  cells = 0;
   readonly errors: JobRowError[] = [];
   private readonly byEmail = new Map<string, { upsert: ContactUpsert; rows: number[] }>();
 
@@ -129,7 +121,6 @@ export class ImportBatch {
   add(rowNumber: number, result: ImportRow | { error: string }): void {
     this.rows++;
     if ('error' in result) return this.error(rowNumber, result.error);
-    this.cells += result.cells;
     const earlier = this.byEmail.get(result.email);
     if (!earlier) {
       // New contacts from an import are subscribed unless the row says otherwise.
@@ -213,9 +204,3 @@ export async function* guardHeaderWidth(chunks: AsyncIterable<Buffer>): AsyncGen
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * Data cells per batch at most (besides the row count): 1,000 rows of 200 cells would make one
- * statement of ~4 MB of JSON, serialised and its answer parsed in one go on the event loop.
- */
-export const IMPORT_BATCH_CELLS = 50_000;

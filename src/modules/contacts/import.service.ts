@@ -14,7 +14,6 @@ import {
 import {
   guardHeaderWidth,
   HeaderTooWide,
-  IMPORT_BATCH_CELLS,
   ImportBatch,
   type ImportHeader,
   inSlices,
@@ -112,7 +111,7 @@ class BatchWriter {
 
 /**
  * The contacts-import task: streams the stored file through csv-parse and upserts valid rows in
- * batches of {@link IMPORT_BATCH_ROWS} rows or {@link IMPORT_BATCH_CELLS} cells; invalid rows
+ * batches of {@link IMPORT_BATCH_ROWS} rows; invalid rows
  * become `{row, message}` entries (the first 1,000 are kept). A re-run resumes after the last
  * committed batch. Parsing works in bounded slices and yields to the event loop (with ROLE=all
  * the job shares the API's process).
@@ -169,7 +168,7 @@ export async function runImportJob(
       row++;
       if (row <= committed) continue;
       batch.add(row, readRow(header, cells));
-      if (batch.rows < batchRows && batch.cells < IMPORT_BATCH_CELLS) continue;
+      if (batch.rows < batchRows) continue;
       if (!(await writer.push(batch, row))) return;
       batch = new ImportBatch(errorRoom);
       if (opts.signal?.aborted && (await writer.drain())) throw new Error('stopping: the import resumes after its last batch on the next run');
