@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertContacts, type ContactUpsert } from '../../../src/modules/contacts/contacts.upsert.js';
 import { insertEvents } from '../../../src/modules/events/events.insert.js';
@@ -71,6 +72,35 @@ describe('upsertContacts', () => {
     const rows = await t.db.db.selectFrom('contacts').selectAll().where('project_id', '=', project.id).execute();
     expect(rows).toHaveLength(1);
     expect(Object.keys(rows[0]?.data ?? {}).sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7']);
+  });
+
+  it('an insert racing an uncommitted insert of the same email waits for it and merges into its row', async () => {
+    const { project } = await newProject(t.app);
+    let release: () => void = () => undefined;
+    let inserted: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const firstInserted = new Promise<void>((resolve) => (inserted = resolve));
+    // The first transaction inserts the contact and stays open: the second upsert must wait on
+    // the unique index entry, then update that row, never fail or insert a second one.
+    const first = t.db.db.transaction().execute(async (trx) => {
+      const res = await upsertContacts(trx, project.id, [{ email: 'held@example.com', patch: { a: 1 }, subscribedIfNew: true }]);
+      inserted();
+      await held;
+      return res;
+    });
+    await firstInserted;
+    const second = up(project.id, [{ email: 'held@example.com', patch: { b: 2 }, subscribedIfNew: true }]);
+    for (let i = 0; i < 500; i++) {
+      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%contacts%'`.execute(t.db.db);
+      if ((rows[0]?.n ?? 0) > 0) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    release();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a[0]?.isNew).toBe(true);
+    expect(b[0]).toMatchObject({ isNew: false, row: { id: a[0]?.row.id, data: { a: 1, b: 2 } } });
+    const rows = await t.db.db.selectFrom('contacts').selectAll().where('project_id', '=', project.id).execute();
+    expect(rows).toHaveLength(1);
   });
 
   it('keeps contacts of projects apart', async () => {
