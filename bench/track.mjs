@@ -198,6 +198,18 @@ async function countEvents(base, secret) {
   return (await res.json()).total;
 }
 
+/** The event count once requests still in flight when the client stopped have landed. */
+async function settledCount(base, secret) {
+  let last = await countEvents(base, secret);
+  for (let i = 0; i < 50; i++) {
+    await sleep(100);
+    const now = await countEvents(base, secret);
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
+
 const server = opts.base ? undefined : await startServer();
 const base = opts.base ?? server.base;
 try {
@@ -206,7 +218,7 @@ try {
     console.log(`warm-up ${opts.warmup} s…`);
     await runAutocannon(base, project.public, opts.warmup);
   }
-  const eventsBefore = project.secret ? await countEvents(base, project.secret) : undefined;
+  const eventsBefore = project.secret ? await settledCount(base, project.secret) : undefined;
   const cpuBefore = cpuSnapshot(server);
   const benchCpuBefore = process.cpuUsage();
   console.log(`POST /v1/track: ${opts.connections} connections, ${opts.duration} s, ${opts.emails} distinct emails…`);
@@ -223,12 +235,12 @@ latency (ms)    p50 ${r.latency.p50}  p90 ${r.latency.p90}  p99 ${r.latency.p99}
 failures        non-2xx ${r.non2xx} ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).filter(([s]) => !s.startsWith('2')).map(([s, v]) => [s, v.count])))}  errors ${r.errors}  timeouts ${r.timeouts}
 CPU seconds     server node ${cpu.node.toFixed(1)} s (${pct(cpu.node)})  postgres ${cpu.postgres.toFixed(1)} s (${pct(cpu.postgres)})  load generator ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s${server ? '' : '  (running server: postgres = every postgres process on the machine)'}`);
   if (eventsBefore !== undefined) {
-    await sleep(200);
-    const recorded = (await countEvents(base, project.secret)) - eventsBefore;
-    // Exactly one event per 2xx answer. A request the client gave up on (error/timeout) may
-    // still have been recorded, so only those may account for a surplus.
-    const unanswered = r.errors + r.timeouts;
-    const verdict = recorded < ok ? '  MISSING EVENTS' : recorded > ok + unanswered ? '  EXTRA EVENTS' : recorded === ok ? '  (equal)' : `  (${recorded - ok} from unanswered requests)`;
+    const recorded = (await settledCount(base, project.secret)) - eventsBefore;
+    // Exactly one event per 2xx answer. The client stops at the deadline with up to one request
+    // per connection in flight (sent, never counted), and a request it gave up on (error/timeout)
+    // may still have been recorded: only those may account for a surplus.
+    const unanswered = opts.connections + r.errors + r.timeouts;
+    const verdict = recorded < ok ? '  MISSING EVENTS' : recorded > ok + unanswered ? '  EXTRA EVENTS' : recorded === ok ? '  (equal)' : `  (${recorded - ok} from requests in flight when the load stopped)`;
     console.log(`events recorded ${recorded} (2xx answers ${ok})${verdict}`);
   }
 } finally {
