@@ -24,7 +24,7 @@ export function lockedOut(retryAfterSeconds: number): ApiError {
   return new ApiError(
     429,
     ErrorCode.RATE_LIMIT_EXCEEDED,
-    `Too many failed sign-in attempts for this account: try again in ${retryAfterSeconds} seconds (after ${at})`,
+    `Too many failed sign-in attempts for this account: try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'} (after ${at})`,
     {
       headers: { 'Retry-After': String(retryAfterSeconds) },
       details: { retryAfter: retryAfterSeconds, retryAt: at },
