@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type TestProject } from '../helpers/accounts.js';
+import type { TestProject } from '../helpers/accounts.js';
 import { expectEnvelope } from '../helpers/envelope.js';
-import { addVerifiedDomain, createSendTestApp, send, type SendTestApp } from '../modules/emails/helpers.js';
+import { createSendTestApp, newSender, send, type SendTestApp } from '../modules/emails/helpers.js';
 import { track } from '../modules/events/helpers.js';
 
 /**
@@ -16,8 +16,7 @@ let project: TestProject;
 let from: string;
 beforeAll(async () => {
   t = await createSendTestApp();
-  ({ project } = await newProject(t.app));
-  from = `hello@${(await addVerifiedDomain(t, project.id)).domain}`;
+  ({ project, from } = await newSender(t));
   await sql`
     CREATE FUNCTION explode() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN RAISE EXCEPTION 'test failure after the key was claimed'; END $$`.execute(t.db.db);

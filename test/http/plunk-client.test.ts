@@ -2,8 +2,8 @@ import type { AddressInfo } from 'node:net';
 import PlunkModule from '@plunk/node';
 import type { Plunk as PlunkClient } from '@plunk/node/dist/lib/Plunk.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject, type TestProject, uniqueEmail } from '../helpers/accounts.js';
-import { addVerifiedDomain, createSendTestApp, type SendTestApp } from '../modules/emails/helpers.js';
+import { type TestProject, uniqueEmail } from '../helpers/accounts.js';
+import { createSendTestApp, newSender, type SendTestApp } from '../modules/emails/helpers.js';
 
 // @plunk/node is CommonJS with `exports.default`: depending on the loader's interop the
 // default import is the class or the module object holding it.
@@ -23,8 +23,7 @@ beforeAll(async () => {
   t = await createSendTestApp();
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  ({ project } = await newProject(t.app));
-  from = `hello@${(await addVerifiedDomain(t, project.id)).domain}`;
+  ({ project, from } = await newSender(t));
 });
 afterAll(() => t?.close());
 

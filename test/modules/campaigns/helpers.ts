@@ -4,22 +4,14 @@ import { expect } from 'vitest';
 import type { Db } from '../../../src/db/connection.js';
 import type { CampaignStatus } from '../../../src/db/schema.js';
 import type { Campaign } from '../../../src/modules/campaigns/campaigns.schema.js';
-import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
+import { bearer, type TestProject } from '../../helpers/accounts.js';
 import { until } from '../../helpers/poll.js';
-import { addVerifiedDomain, jobsOf, type SendTestApp } from '../emails/helpers.js';
+import { jobsOf, newSender, type Sender, type SendTestApp } from '../emails/helpers.js';
 
-export interface Sender {
-  project: TestProject;
-  from: string;
-  domain: string;
-}
+export type { Sender };
 
-/** A fresh project with a verified sender domain. */
-export async function sender(t: SendTestApp): Promise<Sender> {
-  const { project } = await newProject(t.app);
-  const { domain } = await addVerifiedDomain(t, project.id);
-  return { project, domain, from: `news@${domain}` };
-}
+/** A fresh project with a verified sender domain; campaign mail comes from `news@`. */
+export const sender = (t: SendTestApp): Promise<Sender> => newSender(t, 'news');
 
 export const api = (app: FastifyInstance, project: TestProject, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
   app.inject({ method, url, headers: bearer(project.secret), ...(payload !== undefined && { payload }) });

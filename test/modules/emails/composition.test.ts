@@ -3,7 +3,7 @@ import { createSecretBox } from '../../../src/lib/secret-box.js';
 import { MAX_HTML_DEPTH } from '../../../src/mail/html-depth.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
-import { addVerifiedDomain, createSendTestApp, jobsOf, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
+import { addVerifiedDomain, createSendTestApp, jobsOf, newSender, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
 
 /**
  * HTML nesting is bounded at acceptance (every HTML body field: 422 naming it and the limit),
@@ -15,8 +15,7 @@ let project: TestProject;
 let from: string;
 beforeAll(async () => {
   t = await createSendTestApp();
-  ({ project } = await newProject(t.app));
-  from = `hello@${(await addVerifiedDomain(t, project.id)).domain}`;
+  ({ project, from } = await newSender(t));
 });
 afterAll(() => t?.close());
 

@@ -15,7 +15,7 @@ import { memoryStore } from '../../../src/http/rate-limit.js';
 import { createSecretBox } from '../../../src/lib/secret-box.js';
 import { generateDkimKey, type GeneratedDkimKey } from '../../../src/modules/domains/dkim-keys.js';
 import { startWorker } from '../../../src/worker.js';
-import { bearer, type TestProject } from '../../helpers/accounts.js';
+import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { TEST_SECRET } from '../../helpers/app.js';
 import type { TestDnsServer } from '../../helpers/dns-server.js';
 
@@ -120,6 +120,20 @@ export async function addVerifiedDomain(
     .execute();
   opts.dns?.set(`${selector}._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${key.publicKey}`] });
   return { domain, selector };
+}
+
+export interface Sender {
+  project: TestProject;
+  domain: string;
+  /** `<localPart>@<domain>`, a verified sender of the project. */
+  from: string;
+}
+
+/** A fresh user and project with a verified sender domain (see {@link addVerifiedDomain}). */
+export async function newSender(t: Pick<SendTestApp, 'app' | 'db' | 'config'>, localPart = 'hello'): Promise<Sender> {
+  const { project } = await newProject(t.app);
+  const { domain } = await addVerifiedDomain(t, project.id);
+  return { project, domain, from: `${localPart}@${domain}` };
 }
 
 /** A mailauth resolver that asks the test DNS server. */

@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
-import { addVerifiedDomain, createSendTestApp, jobsOf, send, type SendAnswer, type SendTestApp } from './helpers.js';
+import { addVerifiedDomain, createSendTestApp, jobsOf, newSender, send, type SendAnswer, type SendTestApp } from './helpers.js';
 
 let t: SendTestApp;
 let project: TestProject;
 let from: string;
 beforeAll(async () => {
   t = await createSendTestApp();
-  ({ project } = await newProject(t.app));
-  from = `hello@${(await addVerifiedDomain(t, project.id)).domain}`;
+  ({ project, from } = await newSender(t));
 });
 afterAll(() => t?.close());
 
