@@ -43,6 +43,8 @@ export interface ProjectsTable {
   disabled_reason: ColumnType<string | null, string | null | undefined, string | null>;
   disabled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   tracking: ColumnType<TrackingMode, TrackingMode | undefined, TrackingMode>;
+  /** Signs WEBHOOK step calls (`whsec_…`, migration 0015); readable and rotatable by admins. */
+  webhook_secret: ColumnType<string, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -129,6 +131,11 @@ export interface Database {
   campaigns: CampaignsTable;
   worker_heartbeats: WorkerHeartbeatsTable;
   suppressions: SuppressionsTable;
+  workflows: WorkflowsTable;
+  workflow_steps: WorkflowStepsTable;
+  workflow_transitions: WorkflowTransitionsTable;
+  workflow_executions: WorkflowExecutionsTable;
+  workflow_step_executions: WorkflowStepExecutionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -253,6 +260,9 @@ export interface EmailsTable {
   bounced_at: Date | null;
   complained_at: Date | null;
   failed_at: Date | null;
+  /** The workflow run and SEND_EMAIL step that created this email (migration 0015); unique together. */
+  workflow_execution_id: ColumnType<string | null, string | null | undefined, string | null>;
+  workflow_step_id: ColumnType<string | null, string | null | undefined, string | null>;
   open_count: ColumnType<number, number | undefined, number>;
   click_count: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
@@ -365,3 +375,101 @@ export interface SuppressionsTable {
   created_at: Timestamp;
 }
 export type SuppressionRow = Selectable<SuppressionsTable>;
+
+export const WORKFLOW_STEP_TYPES = ['TRIGGER', 'SEND_EMAIL', 'DELAY', 'WAIT_FOR_EVENT', 'CONDITION', 'WEBHOOK', 'UPDATE_CONTACT', 'EXIT'] as const;
+export type WorkflowStepType = (typeof WORKFLOW_STEP_TYPES)[number];
+export const WORKFLOW_BRANCHES = ['yes', 'no', 'event', 'timeout'] as const;
+export type WorkflowBranch = (typeof WORKFLOW_BRANCHES)[number];
+export const EXECUTION_STATUSES = ['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+/** Executions that still hold the contact (never two per workflow and contact). */
+export const ACTIVE_EXECUTION_STATUSES = ['RUNNING', 'WAITING'] as const satisfies readonly ExecutionStatus[];
+export const STEP_EXECUTION_STATUSES = ['PENDING', 'WAITING', 'RUNNING', 'COMPLETED', 'SKIPPED', 'FAILED'] as const;
+export type StepExecutionStatus = (typeof STEP_EXECUTION_STATUSES)[number];
+
+type Json = Record<string, unknown>;
+type JsonColumn = ColumnType<Json, string | undefined, string>;
+
+/** A workflow definition (migration 0015; src/modules/workflows). */
+export interface WorkflowsTable {
+  project_id: string;
+  id: Generated<string>;
+  name: string;
+  description: ColumnType<string, string | undefined, string>;
+  trigger_type: ColumnType<'EVENT', 'EVENT' | undefined, 'EVENT'>;
+  /** `{eventName}`. */
+  trigger_config: ColumnType<Json, string, string>;
+  /** Generated from trigger_config.eventName. */
+  trigger_event: ColumnType<string | null, never, never>;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  allow_reentry: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WorkflowStepsTable {
+  project_id: string;
+  id: Generated<string>;
+  workflow_id: string;
+  type: WorkflowStepType;
+  name: ColumnType<string, string | undefined, string>;
+  config: JsonColumn;
+  position_x: ColumnType<number, number | undefined, number>;
+  position_y: ColumnType<number, number | undefined, number>;
+  /** SEND_EMAIL's template (kept in step with config.templateId). */
+  template_id: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WorkflowTransitionsTable {
+  project_id: string;
+  id: Generated<string>;
+  workflow_id: string;
+  from_step_id: string;
+  to_step_id: string;
+  branch: ColumnType<WorkflowBranch | null, WorkflowBranch | null | undefined, WorkflowBranch | null>;
+  created_at: Timestamp;
+}
+
+export interface WorkflowExecutionsTable {
+  project_id: string;
+  id: Generated<string>;
+  workflow_id: string;
+  contact_id: string;
+  status: ColumnType<ExecutionStatus, ExecutionStatus | undefined, ExecutionStatus>;
+  trigger_event_id: ColumnType<string | null, string | null | undefined, string | null>;
+  event: JsonColumn;
+  context: JsonColumn;
+  current_step_id: ColumnType<string | null, string | null | undefined, string | null>;
+  wait_event: ColumnType<string | null, string | null | undefined, string | null>;
+  wait_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  error: ColumnType<string | null, string | null | undefined, string | null>;
+  exit_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  started_at: Timestamp;
+  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  updated_at: Timestamp;
+}
+
+export interface WorkflowStepExecutionsTable {
+  project_id: string;
+  id: Generated<string>;
+  execution_id: string;
+  workflow_id: string;
+  step_id: string;
+  status: ColumnType<StepExecutionStatus, StepExecutionStatus | undefined, StepExecutionStatus>;
+  branch: ColumnType<WorkflowBranch | null, WorkflowBranch | null | undefined, WorkflowBranch | null>;
+  output: ColumnType<Json | null, string | null | undefined, string | null>;
+  error: ColumnType<string | null, string | null | undefined, string | null>;
+  attempts: ColumnType<number, number | undefined, number>;
+  due_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  started_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: Timestamp;
+}
+
+export type WorkflowRow = Selectable<WorkflowsTable>;
+export type WorkflowStepRow = Selectable<WorkflowStepsTable>;
+export type WorkflowTransitionRow = Selectable<WorkflowTransitionsTable>;
+export type WorkflowExecutionRow = Selectable<WorkflowExecutionsTable>;
+export type WorkflowStepExecutionRow = Selectable<WorkflowStepExecutionsTable>;

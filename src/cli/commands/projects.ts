@@ -18,7 +18,7 @@ async function userIdByEmail(db: Kysely<Database>, email: string): Promise<strin
 
 const noProject = (id: string) => new CliError(`no project with id ${id}`);
 
-function projectLines(project: ProjectRow): string[] {
+function projectLines(project: Pick<ProjectRow, 'id' | 'name' | 'public_key' | 'secret_key' | 'disabled'>): string[] {
   return labelled([
     ['project id', project.id],
     ['name', clean(project.name)],

@@ -4,7 +4,8 @@ import { generateKeyPair } from '../../lib/keys.js';
 import { isUuid } from '../../lib/uuid.js';
 import type { Project } from './projects.schema.js';
 
-export type MemberProjectRow = ProjectRow & { role: ProjectRole };
+/** A project as its members see it; the webhook secret is read through its own route. */
+export type MemberProjectRow = Omit<ProjectRow, 'webhook_secret'> & { role: ProjectRole };
 
 export function rowToProject(row: MemberProjectRow): Project {
   return {
