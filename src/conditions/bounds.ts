@@ -1,4 +1,4 @@
-import type { FieldError } from '../http/errors.js';
+import type { FieldError } from '../lib/errors.js';
 import { MAX_DEPTH, MAX_FILTERS, MAX_GROUPS } from './tree.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

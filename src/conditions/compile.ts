@@ -1,7 +1,7 @@
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import { likePattern } from '../db/query.js';
 import type { Database } from '../db/schema.js';
-import { validationError } from '../http/errors.js';
+import { validationError } from '../lib/errors.js';
 import { parseDate } from '../lib/dates.js';
 import { resolveReferences, type SegmentNode } from './graph.js';
 import { type ConditionTree, type FieldRef, type Filter, NUMERIC_STRING, parseField, type Unit } from './tree.js';
@@ -23,6 +23,8 @@ interface Ctx {
   segments: Map<string, SegmentNode>;
   /** The CTE name of each segment compiled live (DYNAMIC untracked). */
   defined: Map<string, string>;
+  /** A workflow execution's event data and context, as bound jsonb values (CompileOptions.execution). */
+  execution?: { event: RawBuilder<unknown>; context: RawBuilder<unknown> };
 }
 
 const and = (parts: Bool[]): Bool => (parts.length === 0 ? TRUE : parts.length === 1 ? (parts[0] ?? TRUE) : sql<SqlBool>`(${sql.join(parts, sql` AND `)})`);
@@ -44,7 +46,7 @@ function compileTree(ctx: Ctx, tree: ConditionTree): Bool {
 }
 
 function compileFilter(ctx: Ctx, f: Filter): Bool {
-  const ref = parseField(f.field);
+  const ref = parseField(f.field, { execution: ctx.execution !== undefined, operator: f.operator });
   if (!ref) throw new Error(`condition not validated: unknown field ${f.field}`);
   switch (ref.kind) {
     case 'email':
@@ -55,7 +57,10 @@ function compileFilter(ctx: Ctx, f: Filter): Bool {
       // createdAt/updatedAt are NOT NULL: compared bare, so (project_id, created_at) serves ranges.
       return dateCompare(sql`${ctx.c}.${sql.ref(ref.column)}`, f, { nullable: false });
     case 'data':
-      return dataFilter(ctx, ref.key, f);
+      return dataFilter(sql`${ctx.c}.data`, ref.key, f);
+    case 'executionData':
+      if (!ctx.execution) throw new Error('condition not validated: execution field without execution values');
+      return dataFilter(ctx.execution[ref.source], ref.key, f);
     case 'event':
     case 'emailMilestone':
       return activityFilter(ctx, ref, f);
@@ -105,8 +110,8 @@ function storedForms(v: unknown): (string | number | boolean)[] {
   return [s];
 }
 
-function dataFilter(ctx: Ctx, key: string, f: Filter): Bool {
-  const data = sql`${ctx.c}.data`;
+/** A filter on one key of a jsonb object (contact data, or an execution's event/context). */
+function dataFilter(data: RawBuilder<unknown>, key: string, f: Filter): Bool {
   const text = sql`(${data} ->> ${key}::text)`;
   switch (f.operator) {
     case 'equals':
@@ -180,6 +185,12 @@ function segmentFilter(ctx: Ctx, rawId: string, f: Filter): Bool {
 export interface CompileOptions {
   /** Field named by a 422 about the condition (default `condition`). */
   fieldPrefix?: string;
+  /**
+   * A workflow execution's values: enables the `event.<key>` (comparison operators) and
+   * `context.<key>` fields (ValidateOptions.executionFields), compared like `data.<key>` against
+   * these objects, bound as jsonb parameters. Default: none (those fields are a 422).
+   */
+  execution?: { event: Record<string, unknown>; context: Record<string, unknown> };
 }
 
 /**
@@ -201,12 +212,16 @@ export async function compileCondition(
   opts: CompileOptions = {},
 ): Promise<RawBuilder<SqlBool>> {
   const prefix = opts.fieldPrefix ?? 'condition';
-  const checked = checkTree(tree, prefix);
+  const checked = checkTree(tree, prefix, { executionFields: opts.execution !== undefined });
   if (checked.errors) throw validationError(checked.errors);
+  const execution = opts.execution && {
+    event: sql`${JSON.stringify(opts.execution.event)}::jsonb`,
+    context: sql`${JSON.stringify(opts.execution.context)}::jsonb`,
+  };
   const resolved = await resolveReferences(db, projectId, checked.ok, { prefix, purpose: 'compile' });
   if (resolved.errors.length > 0) throw validationError(resolved.errors);
   if (resolved.order.length === 0) {
-    return compileTree({ projectId, c: sql.id(alias), segments: resolved.nodes, defined: new Map() }, checked.ok.tree);
+    return compileTree({ projectId, c: sql.id(alias), segments: resolved.nodes, defined: new Map(), execution }, checked.ok.tree);
   }
   const inner: Ctx = { projectId, c: sql.id('c'), segments: resolved.nodes, defined: new Map() };
   const ctes = resolved.order.map((id, i) => {
@@ -217,7 +232,7 @@ export async function compileCondition(
     inner.defined.set(id, name); // after its body: a segment's condition refers only to earlier CTEs
     return sql`${sql.id(name)} AS MATERIALIZED (SELECT c.id FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${body})`;
   });
-  const where = compileTree(inner, checked.ok.tree);
+  const where = compileTree({ ...inner, execution }, checked.ok.tree);
   return sql<SqlBool>`${sql.id(alias)}.id IN (WITH ${sql.join(ctes)}
     SELECT c.id FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${where})`;
 }

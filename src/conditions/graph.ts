@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, SegmentType } from '../db/schema.js';
-import type { FieldError } from '../http/errors.js';
+import type { FieldError } from '../lib/errors.js';
 import { MAX_DEPTH, MAX_EXPANDED_FILTERS, MAX_EXPANDED_REFERENCES } from './tree.js';
 import { type CheckedTree, checkTree } from './validate.js';
 

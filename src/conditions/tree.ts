@@ -79,6 +79,9 @@ export const EMAIL_MILESTONES = {
 } as const;
 export type EmailMilestone = keyof typeof EMAIL_MILESTONES;
 
+const COMPARE = ['greaterThan', 'lessThan', 'greaterThanOrEqual', 'lessThanOrEqual'] as const;
+const ACTIVITY = ['triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin'] as const;
+
 /** What a filter's `field` addresses; decides which operators and values are valid. */
 export type FieldRef =
   | { kind: 'email' }
@@ -87,11 +90,18 @@ export type FieldRef =
   | { kind: 'data'; key: string }
   | { kind: 'event'; name: string }
   | { kind: 'emailMilestone'; column: (typeof EMAIL_MILESTONES)[EmailMilestone] }
-  | { kind: 'segment'; id: string };
+  | { kind: 'segment'; id: string }
+  /** A workflow execution's `event.<key>` / `context.<key>` value (only with `execution` parsing). */
+  | { kind: 'executionData'; source: 'event' | 'context'; key: string };
 export type FieldKind = FieldRef['kind'];
 
-/** Parses a filter field; undefined when it names nothing the language knows. */
-export function parseField(field: string): FieldRef | undefined {
+/**
+ * Parses a filter field; undefined when it names nothing the language knows. With `execution`
+ * (workflow CONDITION steps), `context.<key>` is the execution context's value and `event.<key>`
+ * the execution event's value unless `operator` is an activity operator (triggered…), which keeps
+ * `event.<name>` the tracked event of that name.
+ */
+export function parseField(field: string, opts: { execution?: boolean; operator?: string } = {}): FieldRef | undefined {
   if (field === 'email') return { kind: 'email' };
   if (field === 'subscribed') return { kind: 'subscribed' };
   if (field === 'createdAt') return { kind: 'date', column: 'created_at' };
@@ -101,6 +111,10 @@ export function parseField(field: string): FieldRef | undefined {
   const head = field.slice(0, dot);
   const rest = field.slice(dot + 1);
   if (head === 'data') return { kind: 'data', key: rest };
+  if (opts.execution && head === 'context') return { kind: 'executionData', source: 'context', key: rest };
+  if (opts.execution && head === 'event' && !(ACTIVITY as readonly string[]).includes(opts.operator ?? '')) {
+    return { kind: 'executionData', source: 'event', key: rest };
+  }
   if (head === 'event') return { kind: 'event', name: rest };
   if (head === 'segment') return { kind: 'segment', id: rest };
   if (head === 'email' && Object.hasOwn(EMAIL_MILESTONES, rest)) {
@@ -108,9 +122,6 @@ export function parseField(field: string): FieldRef | undefined {
   }
   return undefined;
 }
-
-const COMPARE = ['greaterThan', 'lessThan', 'greaterThanOrEqual', 'lessThanOrEqual'] as const;
-const ACTIVITY = ['triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin'] as const;
 
 /** Operators valid for each field kind. */
 export const OPERATORS_BY_KIND: Record<FieldKind, readonly Operator[]> = {
@@ -121,6 +132,7 @@ export const OPERATORS_BY_KIND: Record<FieldKind, readonly Operator[]> = {
   event: ACTIVITY,
   emailMilestone: ACTIVITY,
   segment: ['memberOfSegment', 'notMemberOfSegment'],
+  executionData: ['equals', 'notEquals', 'contains', 'notContains', ...COMPARE, 'exists', 'notExists'],
 };
 
 /** Operators that take `value` (a positive number) plus `unit`: a time window back from now. */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { type FieldError, validationError } from '../http/errors.js';
+import { type FieldError, validationError } from '../lib/errors.js';
 import { DATE_FORMS_HINT, isDate } from '../lib/dates.js';
 import { boundsProblem } from './bounds.js';
 import { resolveReferences } from './graph.js';
@@ -22,6 +22,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface ValidateOptions {
   /** The segment whose condition this is: referencing it (directly or through others) is a cycle. */
   selfId?: string;
+  /**
+   * Workflow CONDITION steps: also accept `event.<key>` (with a comparison operator) and
+   * `context.<key>`, the execution's event data and context (default false: segments, campaigns).
+   */
+  executionFields?: boolean;
 }
 
 /** A tree that passed every check needing no database, with what the reference checks need. */
@@ -56,6 +61,7 @@ function valueProblem(ref: FieldRef, f: Filter): string | undefined {
     case 'date':
       return isDate(v) ? undefined : `must be ${DATE_FORMS_HINT}`;
     case 'data':
+    case 'executionData':
       if (f.operator === 'equals' || f.operator === 'notEquals') {
         return typeof v === 'string' || typeof v === 'boolean' || isFiniteNumber(v) ? undefined : 'must be a string, number or boolean';
       }
@@ -71,8 +77,8 @@ function valueProblem(ref: FieldRef, f: Filter): string | undefined {
   }
 }
 
-function checkFilter(f: Filter, at: string, errors: FieldError[], out: CheckedTree): void {
-  const ref = parseField(f.field);
+function checkFilter(f: Filter, at: string, errors: FieldError[], out: CheckedTree, execution: boolean): void {
+  const ref = parseField(f.field, { execution, operator: f.operator });
   if (!ref) {
     errors.push({ field: `${at}.field`, message: `Unknown field "${f.field}"`, code: 'unknown_field', received: f.field });
     return;
@@ -108,7 +114,11 @@ function checkFilter(f: Filter, at: string, errors: FieldError[], out: CheckedTr
  * refused with 422 when used, never sent to the database). Depth is bounded before the walk below
  * recurses, so its recursion is at most MAX_DEPTH deep.
  */
-export function checkTree(raw: unknown, prefix: string): { ok: CheckedTree; errors?: undefined } | { errors: FieldError[] } {
+export function checkTree(
+  raw: unknown,
+  prefix: string,
+  opts: { executionFields?: boolean } = {},
+): { ok: CheckedTree; errors?: undefined } | { errors: FieldError[] } {
   const tooBig = boundsProblem(raw, prefix);
   if (tooBig) return { errors: [tooBig] };
   const parsed = ConditionTreeSchema.safeParse(raw);
@@ -120,7 +130,7 @@ export function checkTree(raw: unknown, prefix: string): { ok: CheckedTree; erro
   const walk = (tree: ConditionTree, path: string) => {
     tree.groups.forEach((group, gi) => {
       out.filters += group.filters.length;
-      group.filters.forEach((f, fi) => checkFilter(f, join(path, ['groups', gi, 'filters', fi]), errors, out));
+      group.filters.forEach((f, fi) => checkFilter(f, join(path, ['groups', gi, 'filters', fi]), errors, out, opts.executionFields === true));
       if (group.conditions) walk(group.conditions, join(path, ['groups', gi, 'conditions']));
     });
   };
@@ -141,7 +151,7 @@ export async function validateCondition(
   fieldPrefix: string,
   opts: ValidateOptions = {},
 ): Promise<ConditionTree> {
-  const checked = checkTree(tree, fieldPrefix);
+  const checked = checkTree(tree, fieldPrefix, { executionFields: opts.executionFields });
   if (checked.errors) throw validationError(checked.errors);
   const { errors } = await resolveReferences(db, projectId, checked.ok, { prefix: fieldPrefix, selfId: opts.selfId, purpose: 'validate' });
   if (errors.length > 0) throw validationError(errors);

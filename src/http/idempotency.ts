@@ -194,11 +194,4 @@ export async function claimIdempotencyKeys(
   return new Set(rows.map((r) => r.key));
 }
 
-/** Deletes keys older than the TTL; run by the cron job. Returns how many went. */
-export async function deleteExpiredIdempotencyKeys(db: Kysely<Database>, ttlHours: number): Promise<number> {
-  const result = await db
-    .deleteFrom('idempotency_keys')
-    .where('created_at', '<', sql<Date>`now() - make_interval(hours => ${ttlHours})`)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
+export { deleteExpiredIdempotencyKeys } from '../db/idempotency-keys.js';

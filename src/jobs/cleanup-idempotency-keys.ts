@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import type { JobDeps } from './deps.js';
-import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
+import { deleteExpiredIdempotencyKeys } from '../db/idempotency-keys.js';
 
 /** Cron: deletes Idempotency-Key records older than IDEMPOTENCY_TTL_HOURS. */
 export const cleanupIdempotencyKeys =
