@@ -57,9 +57,9 @@ const url = (name: string, protocols: string[]) =>
       return v;
     });
 
-// DESIGN §3 also lists STRIPE_*, GITHUB_*/GOOGLE_* and WEBHOOK_ALLOW_PRIVATE: they belong to
-// billing, OAuth and workflows, which are not built, so they are not read (nor documented) until
-// their feature is; setting them changes nothing.
+// DESIGN §3 also lists STRIPE_* and GITHUB_*/GOOGLE_*: they belong to billing and OAuth, which
+// are not built, so they are not read (nor documented) until their feature is; setting them
+// changes nothing.
 const envSchema = z.object({
   PORT: int('PORT', 8080, 0, 65535),
   HOST: z.string().optional().default('127.0.0.1'),
@@ -102,6 +102,7 @@ const envSchema = z.object({
   BODY_TIMEOUT_SECONDS: int('BODY_TIMEOUT_SECONDS', 30, 1, 3600),
   UPLOAD_TIMEOUT_SECONDS: int('UPLOAD_TIMEOUT_SECONDS', 120, 1, 3600),
   SNS_VERIFY: bool('SNS_VERIFY', true),
+  WEBHOOK_ALLOW_PRIVATE: bool('WEBHOOK_ALLOW_PRIVATE', false),
   SNS_TOPIC_ARNS: z
     .string()
     .optional()
@@ -153,6 +154,8 @@ export interface Config {
   readonly snsVerify: boolean;
   /** Accept notifications only from these SNS topics; empty means any topic. */
   readonly snsTopicArns: readonly string[];
+  /** Let workflow WEBHOOK steps call private, loopback and link-local addresses. Default false. */
+  readonly webhookAllowPrivate: boolean;
   readonly logLevel: string;
 }
 
@@ -239,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
     snsVerify: e.SNS_VERIFY,
     snsTopicArns: Object.freeze(e.SNS_TOPIC_ARNS),
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     logLevel: e.LOG_LEVEL,
   });
 }

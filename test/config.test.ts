@@ -29,6 +29,7 @@ describe('config', () => {
       uploadTimeoutSeconds: 120,
       snsVerify: true,
       snsTopicArns: [],
+      webhookAllowPrivate: false,
     });
     expect(Object.isFrozen(c)).toBe(true);
   });
@@ -52,6 +53,7 @@ describe('config', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ SNS_VERIFY: 'sometimes' }, /SNS_VERIFY/],
     [{ SNS_TOPIC_ARNS: 'not-an-arn' }, /SNS_TOPIC_ARNS/],
+    [{ WEBHOOK_ALLOW_PRIVATE: 'intranet' }, /WEBHOOK_ALLOW_PRIVATE/],
   ])('fails fast naming the variable: %o', (env, name) => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, ...env })).toThrow(name);
@@ -72,6 +74,7 @@ describe('config', () => {
       RATE_LIMIT_PER_MINUTE: '50',
       SIGNIN_RATE_LIMIT_PER_MINUTE: '7',
       IDEMPOTENCY_TTL_HOURS: '48',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
     });
     expect(c).toMatchObject({
       port: 9000,
@@ -83,6 +86,7 @@ describe('config', () => {
       rateLimitPerMinute: 50,
       signinRateLimitPerMinute: 7,
       idempotencyTtlHours: 48,
+      webhookAllowPrivate: true,
     });
   });
 
@@ -100,7 +104,7 @@ describe('config', () => {
   });
 });
 
-/** Variables of features that are not built (billing, OAuth login, workflow webhooks). */
+/** Variables of features that are not built (billing, OAuth login). */
 const UNBUILT = {
   STRIPE_SECRET_KEY: 'sk_test_x',
   STRIPE_WEBHOOK_SECRET: 'whsec_x',
@@ -108,7 +112,6 @@ const UNBUILT = {
   GITHUB_CLIENT_SECRET: 'ghs',
   GOOGLE_CLIENT_ID: 'g',
   GOOGLE_CLIENT_SECRET: 'gs',
-  WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 
 describe('features that are not built', () => {
