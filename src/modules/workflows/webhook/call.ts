@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { signatureHeader } from './sign.js';
-import { defaultBody, renderHeaderValue, renderJson, renderUrl, type WebhookVariables } from './render-request.js';
+import { defaultBody, renderHeaderValue, renderJson, renderUrl, type WebhookVariables, WHOLE_TAG } from './render-request.js';
 import { bareHost, BlockedAddressError, type LookupAll, type ResolvedAddress, resolveTarget, systemLookup } from './ssrf.js';
 
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -103,7 +103,7 @@ function prepare(input: WebhookInput): Prepared {
  */
 function bodyValue(input: WebhookInput): unknown {
   if (input.body === undefined) return defaultBody(input.variables);
-  if (typeof input.body === 'string' && /^\s*[[{]/.test(input.body)) {
+  if (typeof input.body === 'string' && /^\s*[[{]/.test(input.body) && !WHOLE_TAG.test(input.body.trim())) {
     try {
       return renderJson(JSON.parse(input.body), input.variables);
     } catch {
@@ -172,7 +172,9 @@ function send(p: Prepared, target: ResolvedAddress, headers: Record<string, stri
       },
     );
     req.on('error', reject);
-    req.end(p.body);
+    // A Buffer, not a string: Node writes the header block with the first chunk's encoding, and
+    // utf8 would encode the (already UTF-8, latin1-carried) header values a second time.
+    req.end(p.body === undefined ? undefined : Buffer.from(p.body, 'utf8'));
   });
 }
 

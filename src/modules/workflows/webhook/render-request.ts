@@ -16,7 +16,8 @@ export interface WebhookVariables {
 }
 
 const TAG = /\{\{\{([^{}]*)\}\}\}|\{\{([^{}]*)\}\}/g;
-const WHOLE_TAG = /^(?:\{\{\{([^{}]*)\}\}\}|\{\{([^{}]*)\}\})$/;
+/** A text that is exactly one tag. */
+export const WHOLE_TAG = /^(?:\{\{\{([^{}]*)\}\}\}|\{\{([^{}]*)\}\})$/;
 
 interface Tag {
   path: string[];
