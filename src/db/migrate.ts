@@ -16,6 +16,7 @@ import * as m0012 from './migrations/0012_email_delivery_stage.js';
 import * as m0013 from './migrations/0013_login_throttle_sessions.js';
 import * as m0014 from './migrations/0014_suppressions.js';
 import * as m0015 from './migrations/0015_workflows.js';
+import * as m0016 from './migrations/0016_workflow_enrolment.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0013_login_throttle_sessions': m0013,
   '0014_suppressions': m0014,
   '0015_workflows': m0015,
+  '0016_workflow_enrolment': m0016,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

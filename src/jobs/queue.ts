@@ -15,6 +15,10 @@ export const Tasks = {
   campaignSend: 'campaign-send',
   campaignComplete: 'campaign-complete',
   campaignSweep: 'campaign-sweep',
+  /** Enrols contacts and resumes waits for committed events (enqueued by the events trigger, migration 0016). */
+  workflowEvents: 'workflow-events',
+  /** Runs a batch of step executions of one workflow step (src/modules/workflows/engine). */
+  workflowStep: 'workflow-step',
 } as const;
 export type TaskName = (typeof Tasks)[keyof typeof Tasks];
 
