@@ -11,6 +11,8 @@ import { domainsRecheck } from './domains-recheck.js';
 import { JobPriority, Tasks } from './queue.js';
 import { segmentsRecompute } from './segments-recompute.js';
 import { sendEmail } from './send-email.js';
+import { workflowEvents } from './workflow-events.js';
+import { workflowStep } from './workflow-step.js';
 
 export { JobPriority, Tasks } from './queue.js';
 
@@ -26,6 +28,8 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.campaignSend]: campaignSend(deps),
     [Tasks.campaignComplete]: campaignComplete(deps),
     [Tasks.campaignSweep]: campaignSweep(deps),
+    [Tasks.workflowEvents]: workflowEvents(deps),
+    [Tasks.workflowStep]: workflowStep(deps),
   };
 }
 
