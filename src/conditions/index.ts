@@ -46,3 +46,5 @@ export async function compileCondition(
  */
 export const conditionUsesField = (column: RawBuilder<unknown>, field: string): RawBuilder<SqlBool> =>
   sql<SqlBool>`jsonb_path_exists(${column}, '$.** ? (@.field == $f)', jsonb_build_object('f', ${field}::text))`;
+/** Workflow CONDITION steps: the single-filter form's schema, and the operators each field kind takes (GET /workflows/fields). */
+export { FilterSchema, OPERATORS_BY_KIND, parseField, type Filter, type FieldKind } from './tree.js';

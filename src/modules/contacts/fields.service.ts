@@ -112,16 +112,19 @@ export async function listFieldValues(
 /**
  * GET /contacts/fields/:field/usage: templates whose subject or body use `{{key}}`,
  * `{{key ?? …}}` or `{{{key}}}`; segments whose condition filters on the field; campaigns that do
- * either (audience condition, subject, body). Workflows: none until the workflows module exists.
+ * either (audience condition, subject, body); workflows whose CONDITION steps filter on it or
+ * whose UPDATE_CONTACT steps write it.
  */
 export async function fieldUsage(db: Kysely<Database>, projectId: string, field: string): Promise<FieldUsage> {
   const name = parseFieldName(field);
-  const [templates, segments, campaigns] = await Promise.all([
+  const [templates, segments, campaigns, workflows] = await Promise.all([
     findTemplatesUsingVariable(db, projectId, name.key),
     segmentsReferencingField(db, projectId, name.field),
     campaignsUsing(db, projectId, { field: name.field, variable: name.key }),
+    // Imported when used: a static import closes the cycle contacts → workflows → events → contacts at load time.
+    import('../workflows/index.js').then((w) => w.workflowsUsingField(db, projectId, name.field)),
   ]);
-  return { field: name.field, segments, campaigns, templates, workflows: [] };
+  return { field: name.field, segments, campaigns, templates, workflows };
 }
 
 /**

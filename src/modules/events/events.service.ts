@@ -108,13 +108,18 @@ export async function projectEventStats(db: Kysely<Database>, projectId: string,
 
 /**
  * Where an event name is referenced: segments (conditions on `event.<name>`) and campaigns
- * (audience conditions). Workflows (EVENT triggers, WAIT_FOR_EVENT steps) join when that module
- * exists.
+ * (audience conditions), workflows (EVENT trigger, WAIT_FOR_EVENT steps, CONDITION steps on the
+ * tracked event).
  */
 export async function eventNameUsage(db: Kysely<Database>, projectId: string, eventName: string): Promise<EventUsage> {
   const field = `event.${eventName}`;
-  const [segments, campaigns] = await Promise.all([segmentsReferencingField(db, projectId, field), campaignsUsing(db, projectId, { field })]);
-  return { eventName, segments, campaigns, workflows: [] };
+  const [segments, campaigns, workflows] = await Promise.all([
+    segmentsReferencingField(db, projectId, field),
+    campaignsUsing(db, projectId, { field }),
+    // Imported when used: a static import closes the cycle events → workflows → events at load time.
+    import('../workflows/index.js').then((w) => w.workflowsUsingEvent(db, projectId, eventName)),
+  ]);
+  return { eventName, segments, campaigns, workflows };
 }
 
 /** Deletes every event of a name; the service's own names are refused with 422 reserved_event. */

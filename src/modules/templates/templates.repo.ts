@@ -148,3 +148,9 @@ export async function copyTemplate(db: Kysely<Database>, projectId: string, id: 
     RETURNING *`.execute(db);
   return rows[0];
 }
+
+/** Templates of the project among `ids` (workflow SEND_EMAIL steps), in one query. */
+export async function findTemplatesByIds(db: Kysely<Database>, projectId: string, ids: readonly string[]): Promise<TemplateRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('templates').selectAll().where('project_id', '=', projectId).where('id', 'in', ids).execute();
+}

@@ -136,7 +136,16 @@ export const TemplateUsage = z.object({
     .array(z.object({ id: z.uuid(), name: z.string(), status: z.string() }))
     .describe('Campaigns created from this template (filled once the campaigns module exists)'),
   workflows: z
-    .array(z.object({ id: z.uuid(), name: z.string(), stepId: z.uuid(), stepName: z.string().nullable() }))
-    .describe('Workflow SEND_EMAIL steps using this template (filled once the workflows module exists)'),
+    .array(
+      z.object({
+        id: z.uuid().describe('The workflow (as workflowId)'),
+        name: z.string().describe('The workflow\'s name (as workflowName)'),
+        workflowId: z.uuid(),
+        workflowName: z.string(),
+        stepId: z.uuid(),
+        stepName: z.string().nullable(),
+      }),
+    )
+    .describe('Workflow SEND_EMAIL steps using this template, one entry per step'),
 });
 export type TemplateUsage = z.infer<typeof TemplateUsage>;

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { ErrorCode, notFound } from '../../http/errors.js';
+import { conflict, ErrorCode, notFound } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
 import { assertVerifiedSender } from '../domains/sender.js';
 import {
@@ -85,9 +85,30 @@ export async function patchTemplate(db: Kysely<Database>, projectId: string, id:
   return rowToTemplate(row);
 }
 
+/** 409 while workflow SEND_EMAIL steps use it (details.workflows); their foreign key also refuses a step added meanwhile. */
 export async function removeTemplate(db: Kysely<Database>, projectId: string, id: string): Promise<void> {
-  if (!isUuid(id) || !(await deleteTemplate(db, projectId, id))) throw notFound('Template');
+  if (!isUuid(id)) throw notFound('Template');
+  const inUse = async () => {
+    const workflows = await workflowsUsingTemplate(db, projectId, id);
+    return workflows.length > 0 ? conflict('Workflow steps send this template: change or delete them first', { workflows }) : undefined;
+  };
+  const used = await inUse();
+  if (used) throw used;
+  let deleted: boolean;
+  try {
+    deleted = await deleteTemplate(db, projectId, id);
+  } catch (err) {
+    const raced = isForeignKeyViolation(err) ? await inUse() : undefined;
+    throw raced ?? err;
+  }
+  if (!deleted) throw notFound('Template');
 }
+
+/** Imported when used: a static import closes the cycle templates → workflows → templates at load time. */
+const workflowsUsingTemplate = async (db: Kysely<Database>, projectId: string, id: string) =>
+  (await import('../workflows/index.js')).workflowsUsingTemplate(db, projectId, id);
+
+const isForeignKeyViolation = (err: unknown) => typeof err === 'object' && err !== null && 'code' in err && err.code === '23503';
 
 /**
  * A copy named "<name> (copy)" with every other field as is. The sender is not re-checked:
@@ -100,10 +121,16 @@ export async function duplicateTemplate(db: Kysely<Database>, projectId: string,
 }
 
 /**
- * Campaigns and workflow steps that reference the template. Neither module exists yet: the
- * lists are empty until they do (docs/templates.md), but the template must exist (404 otherwise).
+ * Campaigns and workflow steps that reference the template. Campaigns hold their own copy of
+ * subject and body, so none does (docs/templates.md); workflow SEND_EMAIL steps do. The template
+ * must exist (404 otherwise).
  */
 export async function templateUsage(db: Kysely<Database>, projectId: string, id: string): Promise<TemplateUsage> {
   const template = await getTemplate(db, projectId, id);
-  return { templateId: template.id, campaigns: [], workflows: [] };
+  const steps = await workflowsUsingTemplate(db, projectId, template.id);
+  return {
+    templateId: template.id,
+    campaigns: [],
+    workflows: steps.map((s) => ({ id: s.workflowId, name: s.workflowName, ...s })),
+  };
 }
