@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, ProjectRole, ProjectRow, TrackingMode } from '../../db/schema.js';
 import { generateKeyPair } from '../../lib/keys.js';
@@ -99,6 +100,27 @@ export async function replaceProjectKeys(trx: Transaction<Database>, projectId: 
     .where('id', '=', projectId)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** A fresh WEBHOOK signing secret: `whsec_` + 256 random bits in hex (migration 0015's format). */
+export const generateWebhookSecret = (): string => `whsec_${randomBytes(32).toString('hex')}`;
+
+/** The secret that signs the project's WEBHOOK step calls. */
+export async function findWebhookSecret(db: Kysely<Database> | Transaction<Database>, projectId: string): Promise<string | undefined> {
+  if (!isUuid(projectId)) return undefined;
+  const row = await db.selectFrom('projects').select('webhook_secret').where('id', '=', projectId).executeTakeFirst();
+  return row?.webhook_secret;
+}
+
+/** Replaces the webhook secret; calls signed from this commit on use the new one. */
+export async function replaceWebhookSecret(trx: Transaction<Database>, projectId: string): Promise<string> {
+  const row = await trx
+    .updateTable('projects')
+    .set({ webhook_secret: generateWebhookSecret(), updated_at: sql`now()` })
+    .where('id', '=', projectId)
+    .returning('webhook_secret')
+    .executeTakeFirstOrThrow();
+  return row.webhook_secret;
 }
 
 export async function deleteProject(trx: Transaction<Database>, projectId: string): Promise<void> {

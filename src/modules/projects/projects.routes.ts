@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode, notFound } from '../../http/errors.js';
 import { findProjectOfUser, insertProject, listProjectsOfUser, rowToProject } from './projects.repo.js';
-import { CreateProjectBody, Project, ProjectIdParams, UpdateProjectBody } from './projects.schema.js';
-import { regenerateProjectKeys, removeProject, updateProjectSettings } from './projects.service.js';
+import { CreateProjectBody, Project, ProjectIdParams, UpdateProjectBody, WebhookSecret } from './projects.schema.js';
+import { readWebhookSecret, regenerateProjectKeys, removeProject, rotateWebhookSecret, updateProjectSettings } from './projects.service.js';
 
 function userId(request: FastifyRequest): string {
   if (!request.user) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Not signed in: log in with POST /auth/login');
@@ -63,5 +63,17 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
     schema: { tags, summary: 'Replace both API keys at once (OWNER, ADMIN); the old ones stop working immediately', params: ProjectIdParams, response: { 200: Project } },
     handler: async (request) =>
       rowToProject(await regenerateProjectKeys(deps.db, { userId: userId(request), projectId: request.params.id })),
+  });
+
+  r.get('/users/@me/projects/:id/webhook-secret', {
+    config,
+    schema: { tags, summary: 'The secret that signs WEBHOOK step calls (OWNER, ADMIN)', params: ProjectIdParams, response: { 200: WebhookSecret } },
+    handler: async (request) => ({ secret: await readWebhookSecret(deps.db, { userId: userId(request), projectId: request.params.id }) }),
+  });
+
+  r.post('/users/@me/projects/:id/webhook-secret/rotate', {
+    config,
+    schema: { tags, summary: 'Replace the webhook signing secret (OWNER, ADMIN); calls are signed with the new one at once', params: ProjectIdParams, response: { 200: WebhookSecret } },
+    handler: async (request) => ({ secret: await rotateWebhookSecret(deps.db, { userId: userId(request), projectId: request.params.id }) }),
   });
 }

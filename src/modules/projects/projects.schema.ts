@@ -29,3 +29,8 @@ export const UpdateProjectBody = z.object({
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 
 export const ProjectIdParams = z.object({ id: z.string() });
+
+export const WebhookSecret = z
+  .object({ secret: z.string().describe('`whsec_…`: the key of the X-Signature HMAC on WEBHOOK step calls (docs/workflows.md)') })
+  .meta({ id: 'WebhookSecret' });
+export type WebhookSecret = z.infer<typeof WebhookSecret>;

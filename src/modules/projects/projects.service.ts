@@ -4,8 +4,10 @@ import { forbidden, notFound } from '../../http/errors.js';
 import {
   deleteProject,
   findProjectOfUser,
+  findWebhookSecret,
   type MemberProjectRow,
   replaceProjectKeys,
+  replaceWebhookSecret,
   updateProject,
 } from './projects.repo.js';
 import type { UpdateProjectBody } from './projects.schema.js';
@@ -23,7 +25,10 @@ async function lockMemberProject(
   allowed: readonly ProjectRole[],
   action: string,
 ): Promise<MemberProjectRow> {
-  const project = await findProjectOfUser(trx, userId, projectId, { forUpdate: true });
+  return assertRole(await findProjectOfUser(trx, userId, projectId, { forUpdate: true }), allowed, action);
+}
+
+function assertRole(project: MemberProjectRow | undefined, allowed: readonly ProjectRole[], action: string): MemberProjectRow {
   if (!project) throw notFound('Project');
   if (!allowed.includes(project.role)) throw forbidden(`Only ${allowed.join(' or ')} members can ${action} this project`);
   return project;
@@ -49,6 +54,22 @@ export async function regenerateProjectKeys(
     const project = await lockMemberProject(trx, input.userId, input.projectId, CAN.manage, 'rotate the keys of');
     const row = await replaceProjectKeys(trx, project.id);
     return { ...row, role: project.role };
+  });
+}
+
+/** The project's webhook signing secret, for OWNER and ADMIN (it signs like the sk_ key authenticates). */
+export async function readWebhookSecret(db: Kysely<Database>, input: { userId: string; projectId: string }): Promise<string> {
+  const project = assertRole(await findProjectOfUser(db, input.userId, input.projectId), CAN.manage, 'read the webhook secret of');
+  const secret = await findWebhookSecret(db, project.id);
+  if (secret === undefined) throw notFound('Project');
+  return secret;
+}
+
+/** A new webhook signing secret; the old one stops signing at once (receivers must switch). */
+export async function rotateWebhookSecret(db: Kysely<Database>, input: { userId: string; projectId: string }): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    const project = await lockMemberProject(trx, input.userId, input.projectId, CAN.manage, 'rotate the webhook secret of');
+    return replaceWebhookSecret(trx, project.id);
   });
 }
 
