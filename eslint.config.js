@@ -1,6 +1,38 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Module boundaries (STYLE.md "Module boundaries"): from outside a module, only its facade
+ * `modules/<m>/index.js`; `jobs/` and `conditions/` never import `http/`; `mail/` is a library
+ * (nothing from `modules/`, `db/` or `http/`). Matched on the import text, so one pattern per
+ * folder depth (a relative path says how far up it climbs). test/ and bench/ may import internals.
+ */
+const facadeOnly = 'Import another module only through its facade, modules/<m>/index.js (STYLE.md "Module boundaries").';
+/** A deep import into another module from a file `depth` folders below src/modules/. */
+const crossModule = (depth) => ({
+  regex: `^${'\\.\\./'.repeat(depth)}[^./][^/]*/(?!index\\.js$)`,
+  message: facadeOnly,
+});
+/** A deep import into a module from a file outside src/modules/. */
+const intoModule = { regex: '^(\\./|(\\.\\./)+)modules/[^/]+/(?!index\\.js$)', message: facadeOnly };
+const noHttp = (who) => ({ regex: '^(\\.\\./)+http/', message: `${who} never imports http/: move what it needs to lib/ (e.g. lib/errors.ts).` });
+const mailLibrary = {
+  regex: '^(\\.\\./)+(modules|db|http)/',
+  message: 'src/mail/ is a library (MIME, DKIM, rendering, transports): no SQL, nothing from modules/, db/ or http/.',
+};
+const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+
+const boundaries = [
+  ...[1, 2, 3, 4].map((depth) => ({
+    files: [`src/modules/*/${'*/'.repeat(depth - 1)}*.ts`],
+    rules: restrict(crossModule(depth)),
+  })),
+  { files: ['src/*.ts', 'src/cli/**/*.ts', 'src/http/**/*.ts', 'src/lib/**/*.ts', 'src/db/**/*.ts'], rules: restrict(intoModule) },
+  { files: ['src/jobs/**/*.ts'], rules: restrict(intoModule, noHttp('src/jobs/')) },
+  { files: ['src/conditions/**/*.ts'], rules: restrict(intoModule, noHttp('src/conditions/')) },
+  { files: ['src/mail/**/*.ts'], rules: restrict(mailLibrary) },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'dist/**', 'coverage/**'] },
   js.configs.recommended,
@@ -16,6 +48,7 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  ...boundaries,
   {
     files: ['bench/**', 'test/**'],
     rules: { 'no-console': 'off' },

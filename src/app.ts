@@ -16,24 +16,21 @@ import { textRulesPlugin } from './http/text-rules.js';
 import { registerUnmatched } from './http/unmatched.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializeRequest } from './http/request-log.js';
-import { accountsRoutes } from './modules/accounts/accounts.routes.js';
-import { contactJobsRoutes } from './modules/contacts/bulk.routes.js';
-import { contactsRoutes } from './modules/contacts/contacts.routes.js';
-import { fieldsRoutes } from './modules/contacts/fields.routes.js';
-import { campaignsRoutes } from './modules/campaigns/campaigns.routes.js';
-import { domainsRoutes } from './modules/domains/domains.routes.js';
-import { sendRoutes } from './modules/emails/send.routes.js';
-import { emailsRoutes } from './modules/emails/emails.routes.js';
-import { segmentsRoutes } from './modules/segments/segments.routes.js';
-import { eventsRoutes } from './modules/events/events.routes.js';
-import { templatesRoutes } from './modules/templates/templates.routes.js';
-import { trackingRoutes } from './modules/tracking/tracking.routes.js';
-import { verifyRoutes } from './modules/verify/verify.routes.js';
-import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
-import { trackRoutes } from './modules/events/track.routes.js';
-import { projectsRoutes } from './modules/projects/projects.routes.js';
-import { systemRoutes } from './modules/system/system.routes.js';
-import { suppressionsRoutes } from './modules/suppressions/suppressions.routes.js';
+import { accountsRoutes } from './modules/accounts/index.js';
+import { campaignsRoutes } from './modules/campaigns/index.js';
+import { contactJobsRoutes, contactsRoutes, fieldsRoutes } from './modules/contacts/index.js';
+import { domainsRoutes } from './modules/domains/index.js';
+import { emailsRoutes, sendRoutes } from './modules/emails/index.js';
+import { eventsRoutes, trackRoutes } from './modules/events/index.js';
+import { projectsRoutes } from './modules/projects/index.js';
+import { segmentsRoutes } from './modules/segments/index.js';
+import { suppressionsRoutes } from './modules/suppressions/index.js';
+import { systemRoutes } from './modules/system/index.js';
+import { templatesRoutes } from './modules/templates/index.js';
+import { trackingRoutes } from './modules/tracking/index.js';
+import { verifyRoutes } from './modules/verify/index.js';
+import { webhooksRoutes } from './modules/webhooks/index.js';
+import { executionsRoutes, workflowsRoutes } from './modules/workflows/index.js';
 
 /** One registered route and its declared authentication. */
 export interface RouteSummary {
@@ -138,5 +135,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(segmentsRoutes, deps);
   await app.register(campaignsRoutes, deps);
   await app.register(suppressionsRoutes, deps);
+  await app.register(workflowsRoutes, deps);
+  await app.register(executionsRoutes, deps);
   return app;
 }

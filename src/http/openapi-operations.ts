@@ -1,6 +1,6 @@
 import type { RouteOptions } from 'fastify';
 import { z } from 'zod';
-import { MAX_IMPORT_BYTES } from '../modules/contacts/import.upload.js';
+import { MAX_IMPORT_BYTES } from '../modules/contacts/index.js';
 import { AuthMode } from './context.js';
 import { componentRef, ERROR_ENVELOPE, type JsonObject, LEGACY_ERROR } from './openapi-components.js';
 

@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import { checkCampaignCompletion, enqueueCompletionCheck } from '../modules/campaigns/fanout.js';
+import { checkCampaignCompletion, enqueueCompletionCheck } from '../modules/campaigns/index.js';
 import { CampaignJobPayload } from './campaign-send.js';
 import type { JobDeps } from './deps.js';
 

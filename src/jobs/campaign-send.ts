@@ -1,7 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import { runCampaignSend } from '../modules/campaigns/fanout.js';
-import { handleStartFailure } from '../modules/campaigns/start-failure.js';
+import { handleStartFailure, runCampaignSend } from '../modules/campaigns/index.js';
 import type { JobDeps } from './deps.js';
 
 export const CampaignJobPayload = z.object({ campaignId: z.uuid() });

@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import { sweepCampaigns } from '../modules/campaigns/fanout.js';
+import { sweepCampaigns } from '../modules/campaigns/index.js';
 import type { JobDeps } from './deps.js';
 
 /** Every minute: no campaign stays SENDING once its emails are finished, whatever crashed. */

@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import { runFieldDeleteJob } from '../modules/contacts/fields.service.js';
+import { runFieldDeleteJob } from '../modules/contacts/index.js';
 import type { JobDeps } from './deps.js';
 import { JobRowPayload, runJobRow } from './job-row.js';
 

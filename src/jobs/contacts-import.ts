@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import { runImportJob } from '../modules/contacts/import.service.js';
+import { runImportJob } from '../modules/contacts/index.js';
 import type { JobDeps } from './deps.js';
 import { JobRowPayload, runJobRow } from './job-row.js';
 

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import { recheckDomains } from '../modules/domains/domains.service.js';
+import { recheckDomains } from '../modules/domains/index.js';
 import type { JobDeps } from './deps.js';
 
 /** Payload: none from the crontab; `{projectIds}` re-checks those projects only. */

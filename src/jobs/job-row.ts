@@ -2,7 +2,7 @@ import type { JobHelpers } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Database } from '../db/schema.js';
-import { failJob } from '../modules/contacts/jobs.repo.js';
+import { failJob } from '../modules/contacts/index.js';
 
 /** Payload of every task that works on a `jobs` status row. */
 export const JobRowPayload = z.strictObject({ jobId: z.uuid() });

@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import { computeSegment, trackedSegmentIds } from '../modules/segments/compute.js';
+import { computeSegment, trackedSegmentIds } from '../modules/segments/index.js';
 import type { JobDeps } from './deps.js';
 import { JobPriority, Tasks } from './queue.js';
 

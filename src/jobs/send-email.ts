@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import { createDelivery, RetryableDeliveryError } from '../mail/delivery.js';
-import { dkimSecretBox } from '../modules/domains/dkim-keys.js';
+import { dkimSecretBox } from '../modules/domains/index.js';
+import { createDelivery, RetryableDeliveryError } from '../modules/emails/index.js';
 import type { JobDeps } from './deps.js';
 import { Tasks } from './queue.js';
 

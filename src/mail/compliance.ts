@@ -1,6 +1,10 @@
-import type { EmailType, TrackingMode } from '../db/schema.js';
 import type { Tokens } from '../lib/tokens.js';
 import { escapeHtml } from './render.js';
+
+/** An email's type as delivery treats it (the emails table's `type`). */
+export type EmailType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
+/** A project's `tracking` setting. */
+export type TrackingMode = 'ENABLED' | 'DISABLED' | 'MARKETING_ONLY';
 
 /** Token purposes of the links the service puts in emails. */
 export const TokenPurpose = {
@@ -20,7 +24,7 @@ export interface LinkContext {
 }
 
 /** The reserved template variables unsubscribeUrl, subscribeUrl and manageUrl of one email. */
-export function subscriptionUrls(ctx: LinkContext, deps: { tokens: Tokens; publicUrl: string }): Record<string, string> {
+export function subscriptionUrls(ctx: Pick<LinkContext, 'emailId' | 'projectId' | 'contactId'> & Partial<LinkContext>, deps: { tokens: Tokens; publicUrl: string }): Record<string, string> {
   if (!ctx.contactId) return {};
   const data = { p: ctx.projectId, c: ctx.contactId, e: ctx.emailId };
   return {

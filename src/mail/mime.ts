@@ -1,6 +1,13 @@
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
-import type { StoredAttachment } from '../db/schema.js';
+
+/** An attachment as stored with the email (base64 content; `cid` makes it inline). */
+export interface MimeAttachment {
+  filename: string;
+  contentType: string;
+  cid?: string;
+  content: string;
+}
 
 export interface Mailbox {
   address: string;
@@ -22,7 +29,7 @@ export interface MimeInput {
   headers?: Record<string, string>;
   /** Headers the service adds (List-Unsubscribe…): ASCII, written exactly as given. */
   preparedHeaders?: Record<string, string>;
-  attachments?: readonly StoredAttachment[];
+  attachments?: readonly MimeAttachment[];
 }
 
 const mailbox = (m: Mailbox): Mail.Address | string => (m.name ? { name: m.name, address: m.address } : m.address);

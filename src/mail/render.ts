@@ -1,8 +1,12 @@
 import { compile } from 'html-to-text';
 import { htmlDepth, indexOfCaseless, MAX_HTML_DEPTH } from './html-depth.js';
 
-/** Variables of one rendering: contact data, one-off data, and the reserved email/URL values. */
-export type Variables = Record<string, string | number | boolean | null | undefined>;
+/**
+ * Variables of one rendering: contact data, one-off data, and the reserved email/URL values.
+ * Values are usually scalars; nested objects (a workflow's `event`, `context`) are reached
+ * with dotted paths (`{{event.orderId}}`).
+ */
+export type Variables = Record<string, unknown>;
 
 /**
  * `{{{inner}}}` (raw) or `{{inner}}` (escaped). The inner text is parsed in code, not by the
@@ -34,9 +38,25 @@ function unquote(fallback: string): string {
   return f.length >= 2 && (f[0] === '"' || f[0] === "'") && f.at(-1) === f[0] ? f.slice(1, -1) : f;
 }
 
-/** The value of a key; missing, null and '' take the fallback (or ''). Own keys only: `{{constructor}}` is missing. */
+/**
+ * The value of a key: the variable of that exact name (`user.name` may be a flat key of contact
+ * data), else, for a dotted key, the path through nested objects (`event.order.id`). Own keys
+ * only at every step: `{{constructor}}` and `{{a.constructor}}` are missing.
+ */
+function resolve(vars: Variables, key: string): unknown {
+  if (Object.hasOwn(vars, key)) return vars[key];
+  if (!key.includes('.')) return undefined;
+  let value: unknown = vars;
+  for (const part of key.split('.')) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, part)) return undefined;
+    value = Reflect.get(value, part);
+  }
+  return value;
+}
+
+/** The text of a key; missing, null and '' take the fallback (or ''). */
 function lookup(vars: Variables, tag: Tag): string {
-  const value = Object.hasOwn(vars, tag.key) ? vars[tag.key] : undefined;
+  const value = resolve(vars, tag.key);
   if (value === undefined || value === null || value === '') return tag.fallback ?? '';
   return String(value);
 }
@@ -44,8 +64,9 @@ function lookup(vars: Variables, tag: Tag): string {
 /**
  * Fills `{{key}}`, `{{key ?? fallback}}` and `{{{key}}}`. With `escape` (HTML bodies) values
  * of `{{…}}` are HTML-escaped and `{{{…}}}` are inserted raw; without it (subjects, text)
- * every value is inserted as is. A missing value with no fallback renders as empty. Keys are
- * flat names (`user.name` is the key "user.name", not a path); text that is not a tag
+ * every value is inserted as is. A missing value with no fallback renders as empty. A key is
+ * first a flat name (`user.name` is the key "user.name" when there is one), else a path into
+ * nested objects (`{{event.orderId}}`); text that is not a tag
  * (`{{ }}`, `{{a?b}}`) is left as written. Inserted values are never scanned again.
  */
 export function renderTemplate(template: string, vars: Variables, opts: { escape: boolean }): string {

@@ -1,5 +1,4 @@
-import { findDomainClaims, markVerifiedByOperator, type DomainClaim } from '../../modules/domains/domains.repo.js';
-import { parseDomainName } from '../../modules/domains/domains.schema.js';
+import { type DomainClaim, findDomainClaims, markVerifiedByOperator, parseDomainName } from '../../modules/domains/index.js';
 import { defineCommand } from '../command.js';
 import { CliError, optional, required } from '../flags.js';
 import { clean } from '../io.js';

@@ -1,5 +1,5 @@
 import { isUuid } from '../../lib/uuid.js';
-import { findCapturedMessage, listOutbox } from '../../mail/transports/capture.js';
+import { findCapturedMessage, listOutbox } from '../../modules/emails/index.js';
 import { defineCommand } from '../command.js';
 import { CliError, optional } from '../flags.js';
 import { clean, printError } from '../io.js';

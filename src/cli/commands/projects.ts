@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, ProjectRow } from '../../db/schema.js';
-import { findUserByEmail } from '../../modules/accounts/accounts.repo.js';
-import { findProjectById, insertProject } from '../../modules/projects/projects.repo.js';
-import { CreateProjectBody } from '../../modules/projects/projects.schema.js';
+import { findUserByEmail } from '../../modules/accounts/index.js';
+import { CreateProjectBody, findProjectById, insertProject } from '../../modules/projects/index.js';
 import { defineCommand } from '../command.js';
 import { CliError, flagIssue, optional, required } from '../flags.js';
 import { clean, labelled, printError } from '../io.js';

@@ -1,6 +1,4 @@
-import { insertUser } from '../../modules/accounts/accounts.repo.js';
-import { SignupBody } from '../../modules/accounts/accounts.schema.js';
-import { hashPassword, resetPassword } from '../../modules/accounts/accounts.service.js';
+import { hashPassword, insertUser, resetPassword, SignupBody } from '../../modules/accounts/index.js';
 import { defineCommand } from '../command.js';
 import { CliError, flagIssue, required, toggle } from '../flags.js';
 import { labelled, passwordValue } from '../io.js';

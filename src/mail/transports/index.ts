@@ -3,7 +3,7 @@ import { createSmtpTransport, type SmtpTransport } from './smtp.js';
 /**
  * Where finished messages go: the SMTP relay of SMTP_URL, or (no SMTP_URL) the capture outbox
  * in the database. Capture needs no object of its own: it is a write in the delivery's
- * transaction (see capture.ts), which is what makes it exactly-once.
+ * transaction (the emails module's outbox.repo.ts), which is what makes it exactly-once.
  */
 export type MailTransport =
   | { readonly kind: 'smtp'; readonly smtp: SmtpTransport; readonly projectRatePerSecond: number | undefined; close(): Promise<void> }

@@ -3,27 +3,14 @@ import { ilikeAny, NAME_DATE_SORT_KEYS } from '../../db/query.js';
 import { variableUsePattern } from '../../mail/render.js';
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql, type Transaction, type Updateable } from 'kysely';
 import type { AudienceType, CampaignRow, CampaignsTable, CampaignStatus, Database, EmailType, StoredCondition } from '../../db/schema.js';
-import type { SortDir } from '../templates/templates.schema.js';
+import type { CampaignEmailCounts } from '../emails/index.js';
+import type { SortDir } from '../templates/index.js';
 import type { Campaign, CampaignSort } from './campaigns.schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** Milestone counts of one campaign, computed from its email rows (never stored: no racy counters). */
-export interface CampaignCounts {
-  total: number;
-  pending: number;
-  /** Handed to the relay and confirmed by its 250 (or by a later delivery, open…); unconfirmed ones apart. */
-  sent: number;
-  /** SENT without the relay's reply (docs/sending.md "Exactly once"): maybe delivered, never resent. */
-  unconfirmed: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
-  failed: number;
-  cancelled: number;
-}
+/** Milestone counts of one campaign, computed from its email rows by the emails module (never stored). */
+export type CampaignCounts = CampaignEmailCounts;
 
 export const ZERO_COUNTS: CampaignCounts = { total: 0, pending: 0, sent: 0, unconfirmed: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0, cancelled: 0 };
 
@@ -108,34 +95,6 @@ export async function countCampaigns(db: Db, projectId: string, filter: Campaign
     .where(filterWhere(projectId, filter))
     .executeTakeFirstOrThrow();
   return Number(row.n);
-}
-
-/**
- * Counts of the given campaigns' emails in ONE grouped aggregate. A milestone counts once it
- * happened (its timestamp is set), whatever happened later: a clicked email was also sent,
- * delivered and opened.
- */
-export async function countEmailsByCampaign(db: Db, campaignIds: readonly string[]): Promise<Map<string, CampaignCounts>> {
-  const counts = new Map<string, CampaignCounts>();
-  if (campaignIds.length === 0) return counts;
-  const { rows } = await sql<CampaignCounts & { campaign_id: string }>`
-    SELECT campaign_id,
-      count(*)::int AS total,
-      count(*) FILTER (WHERE status IN ('PENDING', 'SENDING'))::int AS pending,
-      count(sent_at) FILTER (WHERE NOT unconfirmed)::int AS sent,
-      count(*) FILTER (WHERE unconfirmed)::int AS unconfirmed,
-      count(delivered_at)::int AS delivered,
-      count(opened_at)::int AS opened,
-      count(clicked_at)::int AS clicked,
-      count(bounced_at)::int AS bounced,
-      count(complained_at)::int AS complained,
-      count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
-      count(*) FILTER (WHERE status = 'CANCELLED')::int AS cancelled
-    FROM emails
-    WHERE campaign_id = ANY(${campaignIds}::uuid[])
-    GROUP BY campaign_id`.execute(db);
-  for (const { campaign_id: id, ...c } of rows) counts.set(id, c);
-  return counts;
 }
 
 export async function findCampaignById(db: Db, projectId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<CampaignRow | undefined> {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AUDIENCE_TYPES, CAMPAIGN_STATUS_REASONS, CAMPAIGN_STATUSES, EMAIL_TYPES } from '../../db/schema.js';
 import { pageOf, pageQueryFields } from '../../http/paging.js';
 import { HTML_DEPTH_RULE } from '../../mail/html-depth.js';
-import { SORT_DIRS, TEMPLATE_LIMITS } from '../templates/templates.schema.js';
+import { SORT_DIRS, TEMPLATE_LIMITS } from '../templates/index.js';
 
 export const CAMPAIGN_SORTS = ['createdAt', 'name', 'updatedAt'] as const;
 export type CampaignSort = (typeof CAMPAIGN_SORTS)[number];

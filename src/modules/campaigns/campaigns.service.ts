@@ -2,14 +2,14 @@ import type { Kysely } from 'kysely';
 import { CAMPAIGN_STATUSES, type CampaignRow, type CampaignStatus, type Database } from '../../db/schema.js';
 import { ApiError, ErrorCode, notFound } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
-import { assertVerifiedSender } from '../domains/sender.js';
-import { TEMPLATE_LIMITS } from '../templates/templates.schema.js';
+import { assertVerifiedSender } from '../domains/index.js';
+import { countCampaignEmails } from '../emails/index.js';
+import { TEMPLATE_LIMITS } from '../templates/index.js';
 import { resolveAudience } from './audience.js';
 import {
   type CampaignValues,
   copyCampaign,
   countCampaigns,
-  countEmailsByCampaign,
   deleteCampaign,
   findCampaignById,
   insertCampaign,
@@ -31,7 +31,7 @@ const isStatus = (s: string): s is CampaignStatus => (CAMPAIGN_STATUSES as reado
 
 /** Rows to API objects, with their counters from ONE aggregate over the page's emails. */
 export async function withCounts(db: Db, rows: readonly CampaignRow[]): Promise<Campaign[]> {
-  const counts = await countEmailsByCampaign(
+  const counts = await countCampaignEmails(
     db,
     rows.filter((r) => r.status !== 'DRAFT').map((r) => r.id),
   );
@@ -144,7 +144,7 @@ const rate = (n: number, of: number) => (of === 0 ? 0 : Math.round((n / of) * 10
 /** GET /campaigns/:id/stats: one aggregate over the campaign's emails; rates over sent (0 when none). */
 export async function campaignStats(db: Db, projectId: string, id: string): Promise<CampaignStats> {
   const row = await findCampaignOr404(db, projectId, id);
-  const c = (await countEmailsByCampaign(db, [row.id])).get(row.id) ?? ZERO_COUNTS;
+  const c = (await countCampaignEmails(db, [row.id])).get(row.id) ?? ZERO_COUNTS;
   return {
     ...c,
     deliveryRate: rate(c.delivered, c.sent),

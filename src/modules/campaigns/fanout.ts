@@ -1,9 +1,13 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
-import { domainOf } from '../domains/sender.js';
-import { enqueueEmails } from '../emails/emails.repo.js';
-import { suppressionJoinSql, suppressionNoteSql } from '../suppressions/index.js';
+import {
+  campaignHasEmailsSql,
+  campaignHasUnfinishedEmailsSql,
+  hasCampaignEmails,
+  materialiseCampaignEmails,
+  recoverStalledCampaignEmails,
+} from '../emails/index.js';
 import { audienceSql } from './audience.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -31,8 +35,6 @@ export const completeJobKey = (campaignId: string) => `campaign-complete:${campa
 
 /** How long the completion check waits between looks. */
 export const COMPLETE_CHECK_DELAY_MS = 3_000;
-/** Ids per enqueue statement. */
-const ENQUEUE_CHUNK = 10_000;
 
 /** Enqueues the campaign-send job (now, or at `runAt` for a scheduled campaign), in the caller's transaction. */
 export async function enqueueCampaignStart(trx: Db, campaignId: string, runAt?: Date): Promise<void> {
@@ -80,39 +82,28 @@ export async function runCampaignSend(db: Kysely<Database>, campaignId: string):
       status = 'SENDING';
     }
     if (status !== 'SENDING') return { kind: 'not-sending', status };
-    const materialised = await trx.selectFrom('emails').select('id').where('campaign_id', '=', campaignId).limit(1).executeTakeFirst();
-    if (materialised) return { kind: 'already' };
+    if (await hasCampaignEmails(trx, campaignId)) return { kind: 'already' };
 
-    const audience = await audienceSql(trx, campaign);
-    const marketing = campaign.type === 'MARKETING' ? sql`AND c.subscribed` : sql``;
-    const domain = domainOf(campaign.from_email);
-    // Subject and body are stored as templates: delivery renders them with the contact's data
-    // at that moment (src/mail/delivery.ts → personalise.ts).
-    // Suppressed addresses get their row CANCELLED with the reason (and no job): visible per
-    // email and counted as cancelled in the stats, like every other recipient not sent to.
-    const { rows } = await sql<{ id: string; status: string }>`
-      INSERT INTO emails (id, project_id, contact_id, source, type, campaign_id, to_email, from_email, from_name, reply_to,
-                          subject, html, message_id, status, error)
-      SELECT r.id, ${campaign.project_id}, r.contact_id, 'CAMPAIGN', ${campaign.type}, ${campaignId}, r.email,
-             ${campaign.from_email}, ${campaign.from_name}, ${campaign.reply_to}, ${campaign.subject}, ${campaign.body},
-             '<' || r.id || '@' || ${domain} || '>', CASE WHEN r.suppressed IS NULL THEN 'PENDING' ELSE 'CANCELLED' END, r.suppressed
-      FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email, ${suppressionNoteSql('sup')} AS suppressed
-            FROM contacts c ${suppressionJoinSql(campaign.project_id, sql.ref('c.email'), 'sup')}
-            WHERE c.project_id = ${campaign.project_id} AND (${audience}) ${marketing}) r
-      ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
-      RETURNING id, status`.execute(trx);
-    const ids = rows.filter((r) => r.status === 'PENDING').map((r) => r.id);
-    for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
-      await enqueueEmails(trx, ids.slice(i, i + ENQUEUE_CHUNK), { priority: JobPriority.campaign });
-    }
-    const done = ids.length === 0;
+    // Who: the campaign's audience; the rows themselves (content, suppressions, jobs) are the emails module's.
+    const { total, queued } = await materialiseCampaignEmails(trx, {
+      projectId: campaign.project_id,
+      campaignId,
+      type: campaign.type,
+      fromEmail: campaign.from_email,
+      fromName: campaign.from_name,
+      replyTo: campaign.reply_to,
+      subject: campaign.subject,
+      body: campaign.body,
+      audience: await audienceSql(trx, campaign),
+    });
+    const done = queued === 0;
     await trx
       .updateTable('campaigns')
-      .set({ total_recipients: rows.length, updated_at: sql`now()`, ...(done && { status: 'SENT', sent_at: sql`now()` }) })
+      .set({ total_recipients: total, updated_at: sql`now()`, ...(done && { status: 'SENT', sent_at: sql`now()` }) })
       .where('id', '=', campaignId)
       .execute();
     if (!done) await enqueueCompletionCheck(trx, campaignId);
-    return { kind: 'materialised', recipients: rows.length };
+    return { kind: 'materialised', recipients: total };
   });
 }
 
@@ -126,8 +117,8 @@ export async function completeFinishedCampaigns(db: Db, campaignIds?: readonly s
   const { rows } = await sql<{ id: string }>`
     UPDATE campaigns c SET status = 'SENT', sent_at = now(), updated_at = now()
     WHERE c.status = 'SENDING' ${only}
-      AND EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = c.id)
-      AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = c.id AND e.status IN ('PENDING', 'SENDING'))
+      AND ${campaignHasEmailsSql(sql.ref('c.id'))}
+      AND NOT ${campaignHasUnfinishedEmailsSql(sql.ref('c.id'))}
     RETURNING c.id`.execute(db);
   return rows.map((r) => r.id);
 }
@@ -139,70 +130,23 @@ export async function checkCampaignCompletion(db: Kysely<Database>, campaignId: 
   return row?.status === 'SENDING' ? 'pending' : 'not-sending';
 }
 
-/** A PENDING campaign email untouched this long is looked at by the sweep (a live one has a runnable job). */
-export const STALLED_EMAIL_AFTER = '10 minutes';
-
-/**
- * The net under lost delivery jobs, so that completion can always happen: PENDING emails of
- * SENDING campaigns, untouched for STALLED_EMAIL_AFTER, whose send-email job is gone get it again
- * (delivery is exactly once whatever runs it); those whose job used all its attempts without
- * recording the outcome (its last write failed) become FAILED with the job's last error. Both
- * set-based. Returns how many of each.
- */
-export async function recoverStalledEmails(db: Kysely<Database>): Promise<{ requeued: number; failed: number }> {
-  return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ id: string; exhausted: boolean; last_error: string | null }>`
-      SELECT e.id, j.id IS NOT NULL AS exhausted, j.last_error
-      FROM campaigns c
-      JOIN emails e ON e.campaign_id = c.id AND e.status = 'PENDING'
-      LEFT JOIN graphile_worker._private_jobs j ON j.key = e.id::text
-      WHERE c.status = 'SENDING' AND e.updated_at < now() - ${STALLED_EMAIL_AFTER}::interval
-        AND (j.id IS NULL OR (j.locked_at IS NULL AND j.attempts >= j.max_attempts))
-      LIMIT 10000
-      FOR UPDATE OF e SKIP LOCKED`.execute(trx);
-    const lost = rows.filter((r) => !r.exhausted).map((r) => r.id);
-    const exhausted = rows.filter((r) => r.exhausted);
-    await enqueueEmails(trx, lost, { priority: JobPriority.campaign });
-    if (lost.length > 0) await sql`UPDATE emails SET updated_at = now() WHERE id = ANY(${lost}::uuid[])`.execute(trx);
-    if (exhausted.length > 0) {
-      await sql`
-        UPDATE emails e SET status = 'FAILED', failed_at = now(), updated_at = now(),
-          error = 'Gave up: its delivery job used every attempt' || coalesce(': ' || left(x.last_error, 300), '')
-        FROM unnest(${exhausted.map((r) => r.id)}::uuid[], ${exhausted.map((r) => r.last_error)}::text[]) AS x(id, last_error)
-        WHERE e.id = x.id AND e.status = 'PENDING'`.execute(trx);
-    }
-    return { requeued: lost.length, failed: exhausted.length };
-  });
-}
-
 /**
  * The cron sweep (every minute): completes finished SENDING campaigns, recovers their stalled
- * emails (above), and re-enqueues the start job of SENDING campaigns not yet materialised and of
+ * emails (recoverStalledCampaignEmails), and re-enqueues the start job of SENDING campaigns not yet materialised and of
  * SCHEDULED campaigns overdue by a minute (both normally impossible: the jobs are written with
  * the state; this is the net under a lost job). Job keys make a re-enqueue of a live job harmless;
  * a start job that used its attempts is reset, and ends the campaign if it keeps failing
  * (start-failure.ts).
  */
 export async function sweepCampaigns(db: Kysely<Database>): Promise<{ completed: number; restarted: number; recovered: number }> {
-  const { requeued, failed } = await recoverStalledEmails(db);
+  const { requeued, failed } = await recoverStalledCampaignEmails(db);
   const completed = await completeFinishedCampaigns(db);
   const { rows } = await sql<{ n: number }>`
     SELECT count(graphile_worker.add_job(${Tasks.campaignSend}, json_build_object('campaignId', c.id::text),
              job_key := 'campaign-send:' || c.id::text, priority := ${JobPriority.campaign}::int,
              max_attempts := ${START_MAX_ATTEMPTS}::int))::int AS n
     FROM campaigns c
-    WHERE (c.status = 'SENDING' AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = c.id))
+    WHERE (c.status = 'SENDING' AND NOT ${campaignHasEmailsSql(sql.ref('c.id'))})
        OR (c.status = 'SCHEDULED' AND c.scheduled_for < now() - interval '1 minute')`.execute(db);
   return { completed: completed.length, restarted: rows[0]?.n ?? 0, recovered: requeued + failed };
-}
-
-/** Every email of the campaign not handed to the relay yet becomes CANCELLED, in one statement. */
-export async function cancelPendingEmails(trx: Db, campaignId: string, error = 'Not sent: the campaign was cancelled'): Promise<number> {
-  const result = await trx
-    .updateTable('emails')
-    .set({ status: 'CANCELLED', error, updated_at: sql`now()` })
-    .where('campaign_id', '=', campaignId)
-    .where('status', '=', 'PENDING')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
 }

@@ -5,15 +5,14 @@ import { JobPriority } from '../../jobs/queue.js';
 import { DATE_FORMS_HINT, parseDate } from '../../lib/dates.js';
 import type { Tokens } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
-import { subscriptionUrls } from '../../mail/compliance.js';
-import { renderTemplate } from '../../mail/render.js';
-import { domainOf } from '../domains/sender.js';
-import { allocateEmailIds, enqueueEmails, insertEmails } from '../emails/emails.repo.js';
+import { messageIdFor } from '../../mail/address.js';
+import { renderForRecipient } from '../../mail/personalise.js';
+import { allocateEmailIds, cancelPendingCampaignEmails, enqueueEmails, insertEmails } from '../emails/index.js';
 import { isSuppressed } from '../suppressions/index.js';
 import { findCampaignById, findContactByEmail } from './campaigns.repo.js';
 import type { Campaign, SendCampaignAnswer, TestSendAnswer } from './campaigns.schema.js';
 import { checkSender, findCampaignOr404, withCounts } from './campaigns.service.js';
-import { cancelPendingEmails, enqueueCampaignStart, removeCampaignStart } from './fanout.js';
+import { enqueueCampaignStart, removeCampaignStart } from './fanout.js';
 import { assertTransition, CampaignAction } from './state.js';
 
 type Db = Kysely<Database>;
@@ -86,7 +85,7 @@ export async function cancelCampaign(db: Db, projectId: string, id: string): Pro
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await cancelPendingEmails(trx, id);
+    await cancelPendingCampaignEmails(trx, id);
     await removeCampaignStart(trx, id);
     return updated;
   });
@@ -121,11 +120,11 @@ export async function testSendCampaign(
     const [id = ''] = await allocateEmailIds(trx, 1);
     // A suppressed address gets its email row CANCELLED with the reason, like every send path.
     suppressed = await isSuppressed(trx, input.projectId, to);
-    const urls = subscriptionUrls(
-      { emailId: id, projectId: input.projectId, contactId: contact?.id ?? null, type: campaign.type, tracking: input.tracking },
+    const content = renderForRecipient(
+      { subject: campaign.subject, html: campaign.body },
+      { emailId: id, projectId: input.projectId, contactId: contact?.id ?? null, email: to, data: contact?.data },
       deps,
     );
-    const vars = { ...(contact?.data ?? {}), email: to, ...urls };
     await insertEmails(trx, [
       {
         id,
@@ -139,11 +138,10 @@ export async function testSendCampaign(
         fromEmail: campaign.from_email,
         fromName: campaign.from_name,
         replyTo: campaign.reply_to,
-        subject: renderTemplate(campaign.subject, vars, { escape: false }).replace(/[\r\n]+/g, ' '),
-        html: renderTemplate(campaign.body, vars, { escape: true }),
+        ...content,
         headers: {},
         attachmentSetId: null,
-        messageId: `<${id}@${domainOf(campaign.from_email)}>`,
+        messageId: messageIdFor(id, campaign.from_email),
         status: suppressed === undefined ? 'PENDING' : 'CANCELLED',
         error: suppressed ?? null,
       },

@@ -3,7 +3,8 @@ import { ZodError } from 'zod';
 import type { CampaignStatusReason, Database } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
 import { AudienceUnusableError } from './audience.js';
-import { cancelPendingEmails, START_MAX_ATTEMPTS } from './fanout.js';
+import { cancelPendingCampaignEmails } from '../emails/index.js';
+import { START_MAX_ATTEMPTS } from './fanout.js';
 import { ACTIVE_STATUSES } from './state.js';
 
 /**
@@ -93,7 +94,7 @@ export async function endCampaign(
       .set({ status: 'CANCELLED', status_reason: reason.code, status_message: reason.message, cancelled_at: sql`now()`, updated_at: sql`now()` })
       .where('id', '=', campaignId)
       .execute();
-    await cancelPendingEmails(trx, campaignId, `Not sent: the campaign was cancelled (${reason.code})`);
+    await cancelPendingCampaignEmails(trx, campaignId, `Not sent: the campaign was cancelled (${reason.code})`);
     return true;
   });
 }

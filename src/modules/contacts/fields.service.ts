@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { validationError } from '../../http/errors.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
-import { campaignsUsing } from '../campaigns/campaigns.repo.js';
-import { segmentsReferencingField } from '../segments/segments.repo.js';
+import { campaignsUsing } from '../campaigns/index.js';
+import { segmentsReferencingField } from '../segments/index.js';
 import { RESERVED_DATA_KEYS } from './data-rules.js';
 import {
   countContactsWithKey,

@@ -2,8 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 
-/** The domain part of an address, lower-cased. */
-export const domainOf = (email: string): string => email.slice(email.lastIndexOf('@') + 1).trim().toLowerCase();
+import { domainOf } from '../../mail/address.js';
+
+export { domainOf };
 
 export async function isVerifiedSender(db: Kysely<Database>, projectId: string, fromEmail: string): Promise<boolean> {
   const row = await db

@@ -1,10 +1,8 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, EmailRow, EmailSource, EmailStatus, EmailType, StoredAttachment, TemplateRow, TrackingMode } from '../../db/schema.js';
+import type { Database, EmailRow, EmailSource, EmailStatus, EmailType, StoredAttachment, TrackingMode } from '../../db/schema.js';
 import { Tasks } from '../../jobs/queue.js';
-import { isUuid } from '../../lib/uuid.js';
-import { captureMessage, type CapturedMessage } from '../../mail/transports/capture.js';
 import { suppressionNoteSql } from '../suppressions/index.js';
-import { recordMilestone, STATUS_EVENT } from './status.js';
+import { STATUS_EVENT } from './status.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -14,11 +12,6 @@ type Db = Kysely<Database> | Transaction<Database>;
  * 50 min, 2.25 h: about 3.5 hours from the first attempt to the tenth.
  */
 export const SEND_MAX_ATTEMPTS = 10;
-
-export async function findTemplate(db: Db, projectId: string, templateId: string): Promise<TemplateRow | undefined> {
-  if (!isUuid(templateId)) return undefined;
-  return db.selectFrom('templates').selectAll().where('id', '=', templateId).where('project_id', '=', projectId).executeTakeFirst();
-}
 
 /** `n` new time-ordered ids (uuid v7), chosen before the rows exist: Message-IDs and links carry them. */
 export async function allocateEmailIds(trx: Transaction<Database>, n: number): Promise<string[]> {
@@ -293,24 +286,4 @@ export async function markSent(
     )
     SELECT count(*)::int AS updated FROM updated`.execute(db);
   return (rows[0]?.updated ?? 0) > 0;
-}
-
-/**
- * Capture mode: the message stored in the outbox and the email marked SENT in one
- * transaction. 'captured', 'already' (the outbox had it: exactly once) or 'skipped' (not
- * PENDING/SENDING any more).
- */
-export async function captureAndMarkSent(db: Kysely<Database>, message: CapturedMessage): Promise<'captured' | 'already' | 'skipped'> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('emails').select('status').where('id', '=', message.emailId).forUpdate().executeTakeFirst();
-    if (!row || (row.status !== 'PENDING' && row.status !== 'SENDING')) return 'skipped';
-    const captured = await captureMessage(trx, message);
-    await trx
-      .updateTable('emails')
-      .set({ attempts: sql`attempts + 1`, error: null })
-      .where('id', '=', message.emailId)
-      .execute();
-    await recordMilestone(trx, { emailId: message.emailId, status: 'SENT', data: { messageId: message.messageId } });
-    return captured ? 'captured' : 'already';
-  });
 }

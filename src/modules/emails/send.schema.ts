@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HTML_DEPTH_RULE, MAX_HTML_DEPTH } from '../../mail/html-depth.js';
-import { RequestDataInput } from '../contacts/data-rules.js';
+import { RequestDataInput } from '../contacts/index.js';
 
 /** Recipients per request (each gets its own contact upsert, rendering and email). */
 export const MAX_RECIPIENTS = 50;

@@ -4,14 +4,15 @@ import { ApiError, ErrorCode, notFound, validationError } from '../../http/error
 import { claimIdempotencyKeys, idempotencyKeyReused, type KeyClaim } from '../../http/idempotency.js';
 import { JobPriority } from '../../jobs/queue.js';
 import type { Tokens } from '../../lib/tokens.js';
-import { subscriptionUrls } from '../../mail/compliance.js';
-import { renderTemplate } from '../../mail/render.js';
-import { upsertContacts, type UpsertedContact } from '../contacts/contacts.upsert.js';
-import { normalizeEmail, resolveData } from '../contacts/data-rules.js';
-import { assertVerifiedSender, domainOf } from '../domains/sender.js';
-import { findSuppressionNotes } from '../suppressions/index.js';
 import { GroupCommit, GroupCommitClosedError, type Outcome, QueueFullError } from '../../lib/group-commit.js';
-import { allocateEmailIds, enqueueEmails, findTemplate, insertAttachmentSet, insertEmails, type NewEmail } from './emails.repo.js';
+import { messageIdFor } from '../../mail/address.js';
+import { renderForRecipient } from '../../mail/personalise.js';
+import { normalizeEmail, resolveData, upsertContacts, type UpsertedContact } from '../contacts/index.js';
+import { assertVerifiedSender } from '../domains/index.js';
+import { findSuppressionNotes } from '../suppressions/index.js';
+import { findTemplate } from '../templates/index.js';
+import { allocateEmailIds, enqueueEmails, insertAttachmentSet, insertEmails, type NewEmail } from './emails.repo.js';
+import { blockedReason } from './rules.js';
 import { MAX_MESSAGE_BYTES, parseMailbox, type SendBody } from './send.schema.js';
 
 export interface SendDeps {
@@ -35,8 +36,6 @@ export interface SendResult {
   timestamp: string;
 }
 
-/** Why an accepted email is not delivered (its row is CANCELLED with this reason). */
-export const UNSUBSCRIBED_MARKETING = 'Not sent: the contact is unsubscribed and this is a MARKETING email';
 
 interface Mailbox {
   email: string;
@@ -236,13 +235,12 @@ function renderEmail(
   attachmentSetId: string | null,
   suppressed: string | undefined,
 ): NewEmail {
-  const urls = subscriptionUrls(
-    { emailId: id, projectId: item.projectId, contactId: contact.row.id, type: item.type, tracking: item.tracking },
-    { tokens: deps.tokens, publicUrl: deps.publicUrl },
+  const content = renderForRecipient(
+    { subject: item.subject, html: item.body },
+    { emailId: id, projectId: item.projectId, contactId: contact.row.id, email: contact.row.email, data: contact.row.data, values: item.values },
+    deps,
   );
-  const vars = { ...contact.row.data, ...item.values, email: contact.row.email, ...urls };
-  // Suppression first: it applies to every type of email, transactional included.
-  const blocked = suppressed ?? (item.type === 'MARKETING' && !contact.row.subscribed ? UNSUBSCRIBED_MARKETING : null);
+  const blocked = blockedReason(suppressed, item.type, contact.row.subscribed);
   return {
     id,
     projectId: item.projectId,
@@ -255,12 +253,10 @@ function renderEmail(
     fromEmail: item.sender.email,
     fromName: item.sender.name,
     replyTo: item.replyTo,
-    // A variable must not smuggle a line break into the Subject header.
-    subject: renderTemplate(item.subject, vars, { escape: false }).replace(/[\r\n]+/g, ' '),
-    html: renderTemplate(item.body, vars, { escape: true }),
+    ...content,
     headers: item.headers,
     attachmentSetId,
-    messageId: `<${id}@${domainOf(item.sender.email)}>`,
+    messageId: messageIdFor(id, item.sender.email),
     status: blocked === null ? 'PENDING' : 'CANCELLED',
     error: blocked,
   };

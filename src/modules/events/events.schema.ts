@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RequestDataInput } from '../contacts/data-rules.js';
+import { RequestDataInput } from '../contacts/index.js';
 import { isReservedEventName, RESERVED_EVENT_CODE, RESERVED_EVENT_MESSAGE } from './event-names.js';
 
 /** PostgreSQL text cannot hold NUL: refused up front rather than failing a whole batch. */

@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { notFound, validationError } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
-import { campaignsUsing } from '../campaigns/campaigns.repo.js';
-import { segmentsReferencingField } from '../segments/segments.repo.js';
+import { campaignsUsing } from '../campaigns/index.js';
+import { segmentsReferencingField } from '../segments/index.js';
 import { isProtectedEventName, isSystemEventName, RESERVED_EVENT_CODE } from './event-names.js';
 import {
   contactExists,

@@ -2,8 +2,16 @@ import type { Kysely } from 'kysely';
 import type { Database, DataValue } from '../../db/schema.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { claimIdempotencyKeys, idempotencyKeyReused, type KeyClaim } from '../../http/idempotency.js';
-import { isRefused, upsertContactsChecked, type UpsertedContact } from '../contacts/contacts.upsert.js';
-import { type DataInput, type DataLimitBreach, dataLimitError, normalizeEmail, resolveData } from '../contacts/data-rules.js';
+import {
+  type DataInput,
+  type DataLimitBreach,
+  dataLimitError,
+  isRefused,
+  normalizeEmail,
+  resolveData,
+  upsertContactsChecked,
+  type UpsertedContact,
+} from '../contacts/index.js';
 import { insertEvents } from './events.insert.js';
 import { GroupCommit, GroupCommitClosedError, type GroupCommitOptions, type Outcome, QueueFullError } from '../../lib/group-commit.js';
 

@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { conflict } from '../../http/errors.js';
-import { findContactsByEmails } from '../contacts/contacts.repo.js';
-import { upsertContacts } from '../contacts/contacts.upsert.js';
+import { findContactsByEmails, upsertContacts } from '../contacts/index.js';
 import { addMembers, countMembers, removeMembers, setMemberCount } from './segments.repo.js';
 import type { AddMembersBody, AddMembersResult, RemoveMembersBody, RemoveMembersResult } from './segments.schema.js';
 import { requireSegment } from './segments.service.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageQueryFields } from '../../http/paging.js';
-import { Contact } from '../contacts/contacts.schema.js';
+import { Contact } from '../contacts/index.js';
 
 export const SEGMENT_TYPES = ['DYNAMIC', 'STATIC'] as const;
 /** POST/DELETE /segments/:id/members: emails per call. */

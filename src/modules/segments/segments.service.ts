@@ -2,7 +2,7 @@ import type { Kysely, RawBuilder, SqlBool } from 'kysely';
 import { validateCondition } from '../../conditions/index.js';
 import type { Database, SegmentRow } from '../../db/schema.js';
 import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
-import { rowToContact } from '../contacts/contacts.repo.js';
+import { rowToContact } from '../contacts/index.js';
 import { computeSegment, countWithin, membershipCondition, recount, refreshSegmentCount, within } from './compute.js';
 import {
   activeCampaignsUsing,

@@ -8,7 +8,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { normalizeEmail } from '../contacts/data-rules.js';
+import { normalizeEmail } from '../contacts/index.js';
 import { findSuppressionNotes, insertSuppressions, type NewSuppression } from './suppressions.repo.js';
 
 export { findSuppressionNotes, suppressionJoinSql, suppressionNoteSql, type NewSuppression } from './suppressions.repo.js';
@@ -25,3 +25,5 @@ export async function addSuppressions(db: Kysely<Database> | Transaction<Databas
 export async function isSuppressed(db: Kysely<Database> | Transaction<Database>, projectId: string, email: string): Promise<string | undefined> {
   return (await findSuppressionNotes(db, projectId, [normalizeEmail(email)])).values().next().value;
 }
+
+export { suppressionsRoutes } from './suppressions.routes.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Kysely } from 'kysely';
 import type { Database, SuppressionRow } from '../../db/schema.js';
 import { notFound, validationError } from '../../http/errors.js';
-import { normalizeEmail } from '../contacts/data-rules.js';
+import { normalizeEmail } from '../contacts/index.js';
 import {
   countSuppressions,
   deleteSuppression,

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { conflict, ErrorCode, notFound } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
-import { assertVerifiedSender } from '../domains/sender.js';
+import { assertVerifiedSender } from '../domains/index.js';
 import {
   copyTemplate,
   countTemplates,

@@ -1,20 +1,5 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
-
-/**
- * Locks an email row for a click and says whether it was ever opened; undefined when the
- * email is gone. Taking the lock first serialises concurrent clicks of one email, so the
- * implied open is recorded once.
- */
-export async function lockEmailForClick(trx: Transaction<Database>, emailId: string): Promise<{ opened: boolean } | undefined> {
-  const row = await trx
-    .selectFrom('emails')
-    .select(sql<boolean>`opened_at IS NOT NULL`.as('opened'))
-    .where('id', '=', emailId)
-    .forUpdate()
-    .executeTakeFirst();
-  return row;
-}
 
 /** Who a subscription-page token speaks for: the contact, their project and its name. */
 export interface SubscriberRow {

@@ -3,8 +3,8 @@ import type { Database } from '../../db/schema.js';
 import { isUuid } from '../../lib/uuid.js';
 import type { Tokens } from '../../lib/tokens.js';
 import { TokenPurpose } from '../../mail/compliance.js';
-import { recordMilestone } from '../emails/status.js';
-import { findSubscriber, lockEmailForClick, type SubscriberRef, type SubscriberRow, updateSubscribed } from './tracking.repo.js';
+import { lockEmailForClick, recordMilestone } from '../emails/index.js';
+import { findSubscriber, type SubscriberRef, type SubscriberRow, updateSubscribed } from './tracking.repo.js';
 
 /** The email id of a valid open token; undefined for anything else (tampered, other purpose). */
 export function openTokenEmail(tokens: Tokens, token: string): string | undefined {

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { recordMilestone } from '../emails/status.js';
+import { countRecentSends, findEmailByMessageIds, noteSoftBounce, recordMilestone } from '../emails/index.js';
 import { addSuppressions } from '../suppressions/index.js';
-import { disableProjectIfUnhealthy, findEmailByMessageIds, noteSoftBounce, REPUTATION, unsubscribeContact } from './notifications.repo.js';
+import { disableProjectIfUnhealthy, REPUTATION, unsubscribeContact } from './notifications.repo.js';
 import type { DeliveryEvent } from './ses.js';
 
 /** The logging this service needs (pino's shape). */
@@ -54,7 +54,7 @@ export async function applyDeliveryEvent(db: Kysely<Database>, event: DeliveryEv
     await addSuppressions(trx, [
       { projectId: email.project_id, email: email.to_email, reason: status === 'BOUNCED' ? 'HARD_BOUNCE' : 'COMPLAINT', detail: detailOf(event.data), sourceEmailId: email.id },
     ]);
-    const health = await disableProjectIfUnhealthy(trx, change.projectId);
+    const health = await disableProjectIfUnhealthy(trx, change.projectId, await countRecentSends(trx, change.projectId, REPUTATION.windowDays));
     if (health.disabled) {
       const reason =
         health.bounced / health.sent >= REPUTATION.bounceRate

@@ -3,7 +3,7 @@ import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Campaign, CampaignStats } from '../../../src/modules/campaigns/campaigns.schema.js';
 import { runCampaignSend, sweepCampaigns } from '../../../src/modules/campaigns/fanout.js';
-import { CAMPAIGN_UNSUBSCRIBED } from '../../../src/modules/campaigns/personalise.js';
+import { CAMPAIGN_UNSUBSCRIBED } from '../../../src/modules/emails/index.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { createSendTestApp, jobsOf, type SendTestApp } from '../emails/helpers.js';
 import { api, createCampaign, emailsOf, seedContacts, sender, waitForCampaign } from './helpers.js';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Campaign, CampaignStats } from '../../../src/modules/campaigns/campaigns.schema.js';
 import type { Email } from '../../../src/modules/emails/emails.schema.js';
-import { UNCONFIRMED_NOTE } from '../../../src/mail/delivery.js';
+import { UNCONFIRMED_NOTE } from '../../../src/modules/emails/index.js';
 import { SMTP_POOL_DEFAULTS } from '../../../src/mail/transports/smtp.js';
 import { cleanupServers, sleep } from '../../helpers/process.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Campaign, CampaignStats } from '../../../src/modules/campaigns/campaigns.schema.js';
 import { DEAD_AFTER_SECONDS, REAP_EVERY_MS } from '../../../src/jobs/liveness.js';
-import { UNCONFIRMED_NOTE } from '../../../src/mail/delivery.js';
+import { UNCONFIRMED_NOTE } from '../../../src/modules/emails/index.js';
 import { SMTP_POOL_DEFAULTS } from '../../../src/mail/transports/smtp.js';
 import { STATUS_EVENT } from '../../../src/modules/emails/status.js';
 import { TEST_SECRET } from '../../helpers/app.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outbox } from '../../../src/cli/commands/outbox.js';
 import { CliError } from '../../../src/cli/flags.js';
 import { JobPriority } from '../../../src/jobs/queue.js';
-import { createDelivery } from '../../../src/mail/delivery.js';
+import { createDelivery } from '../../../src/modules/emails/index.js';
 import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';
 import { enqueueEmails, markSent } from '../../../src/modules/emails/emails.repo.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';

@@ -1,7 +1,7 @@
 import { dkimVerify } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDelivery, UNCONFIRMED_NOTE } from '../../../src/mail/delivery.js';
+import { createDelivery, UNCONFIRMED_NOTE } from '../../../src/modules/emails/index.js';
 import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';
 import { newProject, type TestProject } from '../../helpers/accounts.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDelivery, NO_REPLY_NOTE, UNCONFIRMED_NOTE } from '../../../src/mail/delivery.js';
+import { createDelivery, NO_REPLY_NOTE, UNCONFIRMED_NOTE } from '../../../src/modules/emails/index.js';
 import { createMailTransport } from '../../../src/mail/transports/index.js';
 import { createSmtpTransport, SmtpError } from '../../../src/mail/transports/smtp.js';
 import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProjectThrottle } from '../../../src/mail/delivery.js';
+import { createProjectThrottle } from '../../../src/modules/emails/delivery/throttle.js';
 import { newProject } from '../../helpers/accounts.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { addVerifiedDomain, createSendTestApp, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';

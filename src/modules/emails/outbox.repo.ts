@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { isUuid } from '../../lib/uuid.js';
+import { recordMilestone } from './status.js';
 
 /**
  * The capture outbox: with no SMTP_URL, finished messages (signed, exactly as they would go
@@ -20,7 +21,7 @@ export interface CapturedMessage {
 }
 
 /** Stores the message in the caller's transaction; false when the email was already captured. */
-export async function captureMessage(trx: Transaction<Database>, m: CapturedMessage): Promise<boolean> {
+async function captureMessage(trx: Transaction<Database>, m: CapturedMessage): Promise<boolean> {
   const row = await trx
     .insertInto('outbox')
     .values({
@@ -76,3 +77,23 @@ export async function findCapturedMessage(db: Kysely<Database>, emailId: string)
   return row?.raw;
 }
 
+
+/**
+ * Capture mode: the message stored in the outbox and the email marked SENT in one
+ * transaction. 'captured', 'already' (the outbox had it: exactly once) or 'skipped' (not
+ * PENDING/SENDING any more).
+ */
+export async function captureAndMarkSent(db: Kysely<Database>, message: CapturedMessage): Promise<'captured' | 'already' | 'skipped'> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('emails').select('status').where('id', '=', message.emailId).forUpdate().executeTakeFirst();
+    if (!row || (row.status !== 'PENDING' && row.status !== 'SENDING')) return 'skipped';
+    const captured = await captureMessage(trx, message);
+    await trx
+      .updateTable('emails')
+      .set({ attempts: sql`attempts + 1`, error: null })
+      .where('id', '=', message.emailId)
+      .execute();
+    await recordMilestone(trx, { emailId: message.emailId, status: 'SENT', data: { messageId: message.messageId } });
+    return captured ? 'captured' : 'already';
+  });
+}

@@ -1,12 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import type { SecretBox } from '../lib/secret-box.js';
-import type { Tokens } from '../lib/tokens.js';
-import { type DkimKey, loadDkimKey } from '../modules/domains/dkim-keys.js';
-import { domainOf } from '../modules/domains/sender.js';
+import type { Database } from '../../../db/schema.js';
+import type { SecretBox } from '../../../lib/secret-box.js';
+import type { Tokens } from '../../../lib/tokens.js';
+import { domainOf } from '../../../mail/address.js';
+import { prepareForDelivery } from '../../../mail/compliance.js';
+import { dkimSign } from '../../../mail/dkim.js';
+import { HTML_DEPTH_RULE } from '../../../mail/html-depth.js';
+import { buildMime } from '../../../mail/mime.js';
+import { htmlToText } from '../../../mail/render.js';
+import type { MailTransport } from '../../../mail/transports/index.js';
+import { classifySmtpError } from '../../../mail/transports/smtp.js';
+import { type DkimKey, loadDkimKey } from '../../domains/index.js';
+import { markEndOfData, restartInterrupted } from '../delivery-stage.repo.js';
 import {
-  captureAndMarkSent,
   type DeliveryEmail,
   findAttachments,
   findEmailForDelivery,
@@ -15,16 +22,10 @@ import {
   markSending,
   markSent,
   releaseToPending,
-} from '../modules/emails/emails.repo.js';
-import { markEndOfData, restartInterrupted } from '../modules/emails/delivery-stage.repo.js';
-import { personaliseCampaignEmail } from '../modules/campaigns/personalise.js';
-import { prepareForDelivery } from './compliance.js';
-import { dkimSign } from './dkim.js';
-import { HTML_DEPTH_RULE } from './html-depth.js';
-import { buildMime } from './mime.js';
-import { htmlToText } from './render.js';
-import type { MailTransport } from './transports/index.js';
-import { classifySmtpError } from './transports/smtp.js';
+} from '../emails.repo.js';
+import { captureAndMarkSent } from '../outbox.repo.js';
+import { personaliseCampaignEmail } from './personalise.js';
+import { createProjectThrottle } from './throttle.js';
 
 /**
  * Delivery of one email: load, compose (tracking, compliance headers, text part, MIME), DKIM
@@ -92,24 +93,6 @@ export class CompositionError extends Error {
 /** A transient failure: the email is PENDING again and the job must be retried (graphile-worker's backoff). */
 export class RetryableDeliveryError extends Error {
   override readonly name = 'RetryableDeliveryError';
-}
-
-/**
- * Per-project cap, per worker process: a token bucket of one second's worth of emails
- * refilled at `perSecond` (GCRA). Each call reserves the next slot and says how long to wait.
- */
-export function createProjectThrottle(perSecond: number) {
-  const interval = 1000 / perSecond;
-  const tolerance = 1000 - interval;
-  const tat = new Map<string, number>();
-  return {
-    reserve(projectId: string, now = Date.now()): number {
-      if (tat.size > 10_000) for (const [p, t] of tat) if (t < now) tat.delete(p);
-      const t = Math.max(tat.get(projectId) ?? now, now);
-      tat.set(projectId, t + interval);
-      return Math.max(0, t - now - tolerance);
-    },
-  };
 }
 
 export interface Delivery {

@@ -1,0 +1,167 @@
+import { type Kysely, type RawBuilder, sql, type SqlBool, type Transaction } from 'kysely';
+import type { Database, EmailType } from '../../db/schema.js';
+import { JobPriority } from '../../jobs/queue.js';
+import { messageIdParts } from '../../mail/address.js';
+import { suppressionJoinSql, suppressionNoteSql } from '../suppressions/index.js';
+import { enqueueEmails } from './emails.repo.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * The email rows of campaigns (docs/campaigns.md): their materialisation, cancel, stats and the
+ * completion/sweep conditions. The campaigns module decides who (its audience SQL) and when;
+ * every write to `emails` is here.
+ */
+
+/** Ids per enqueue statement. */
+const ENQUEUE_CHUNK = 10_000;
+
+/** What one campaign materialises: its content (stored as templates, rendered at delivery) and its audience. */
+export interface CampaignAudience {
+  projectId: string;
+  campaignId: string;
+  type: EmailType;
+  fromEmail: string;
+  fromName: string | null;
+  replyTo: string | null;
+  subject: string;
+  body: string;
+  /** A boolean over the project's contacts, aliased `c` (the audience: ALL, segment, condition). */
+  audience: RawBuilder<SqlBool>;
+}
+
+/** Whether the campaign has email rows (the fan-out's "already materialised" marker). */
+export async function hasCampaignEmails(db: Db, campaignId: string): Promise<boolean> {
+  const row = await db.selectFrom('emails').select('id').where('campaign_id', '=', campaignId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * One email row per audience contact, in ONE statement (INSERT … SELECT over contacts), with its
+ * send-email job at campaign priority, in the caller's transaction. MARKETING skips unsubscribed
+ * contacts. Subject and body are stored as templates: delivery renders them with the contact's
+ * data at that moment (delivery/personalise.ts). A suppressed address's row is CANCELLED with the
+ * reason (and no job): visible per email and counted as cancelled in the stats, like every other
+ * recipient not sent to. The unique (campaign_id, contact_id) index makes a second email per
+ * contact impossible. Answers the rows inserted and how many were queued.
+ */
+export async function materialiseCampaignEmails(trx: Transaction<Database>, a: CampaignAudience): Promise<{ total: number; queued: number }> {
+  const marketing = a.type === 'MARKETING' ? sql`AND c.subscribed` : sql``;
+  const { prefix, suffix } = messageIdParts(a.fromEmail);
+  const { rows } = await sql<{ id: string; status: string }>`
+    INSERT INTO emails (id, project_id, contact_id, source, type, campaign_id, to_email, from_email, from_name, reply_to,
+                        subject, html, message_id, status, error)
+    SELECT r.id, ${a.projectId}, r.contact_id, 'CAMPAIGN', ${a.type}, ${a.campaignId}, r.email,
+           ${a.fromEmail}, ${a.fromName}, ${a.replyTo}, ${a.subject}, ${a.body},
+           ${prefix}::text || r.id::text || ${suffix}::text, CASE WHEN r.suppressed IS NULL THEN 'PENDING' ELSE 'CANCELLED' END, r.suppressed
+    FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email, ${suppressionNoteSql('sup')} AS suppressed
+          FROM contacts c ${suppressionJoinSql(a.projectId, sql.ref('c.email'), 'sup')}
+          WHERE c.project_id = ${a.projectId} AND (${a.audience}) ${marketing}) r
+    ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
+    RETURNING id, status`.execute(trx);
+  const ids = rows.filter((r) => r.status === 'PENDING').map((r) => r.id);
+  for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
+    await enqueueEmails(trx, ids.slice(i, i + ENQUEUE_CHUNK), { priority: JobPriority.campaign });
+  }
+  return { total: rows.length, queued: ids.length };
+}
+
+/** Every email of the campaign not handed to the relay yet becomes CANCELLED, in one statement. */
+export async function cancelPendingCampaignEmails(trx: Db, campaignId: string, error = 'Not sent: the campaign was cancelled'): Promise<number> {
+  const result = await trx
+    .updateTable('emails')
+    .set({ status: 'CANCELLED', error, updated_at: sql`now()` })
+    .where('campaign_id', '=', campaignId)
+    .where('status', '=', 'PENDING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** SQL: the campaign `campaignId` (a column reference) has email rows. */
+export const campaignHasEmailsSql = (campaignId: RawBuilder<unknown>): RawBuilder<SqlBool> =>
+  sql<SqlBool>`EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = ${campaignId})`;
+
+/** SQL: the campaign `campaignId` (a column reference) has an email still to deliver (PENDING or SENDING). */
+export const campaignHasUnfinishedEmailsSql = (campaignId: RawBuilder<unknown>): RawBuilder<SqlBool> =>
+  sql<SqlBool>`EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = ${campaignId} AND e.status IN ('PENDING', 'SENDING'))`;
+
+/** A PENDING campaign email untouched this long is looked at by the sweep (a live one has a runnable job). */
+export const STALLED_EMAIL_AFTER = '10 minutes';
+
+/**
+ * The net under lost delivery jobs, so that campaign completion can always happen: PENDING emails
+ * of SENDING campaigns, untouched for STALLED_EMAIL_AFTER, whose send-email job is gone get it
+ * again (delivery is exactly once whatever runs it); those whose job used all its attempts
+ * without recording the outcome (its last write failed) become FAILED with the job's last error.
+ * Both set-based. Returns how many of each.
+ */
+export async function recoverStalledCampaignEmails(db: Kysely<Database>): Promise<{ requeued: number; failed: number }> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ id: string; exhausted: boolean; last_error: string | null }>`
+      SELECT e.id, j.id IS NOT NULL AS exhausted, j.last_error
+      FROM campaigns c
+      JOIN emails e ON e.campaign_id = c.id AND e.status = 'PENDING'
+      LEFT JOIN graphile_worker._private_jobs j ON j.key = e.id::text
+      WHERE c.status = 'SENDING' AND e.updated_at < now() - ${STALLED_EMAIL_AFTER}::interval
+        AND (j.id IS NULL OR (j.locked_at IS NULL AND j.attempts >= j.max_attempts))
+      LIMIT 10000
+      FOR UPDATE OF e SKIP LOCKED`.execute(trx);
+    const lost = rows.filter((r) => !r.exhausted).map((r) => r.id);
+    const exhausted = rows.filter((r) => r.exhausted);
+    await enqueueEmails(trx, lost, { priority: JobPriority.campaign });
+    if (lost.length > 0) await sql`UPDATE emails SET updated_at = now() WHERE id = ANY(${lost}::uuid[])`.execute(trx);
+    if (exhausted.length > 0) {
+      await sql`
+        UPDATE emails e SET status = 'FAILED', failed_at = now(), updated_at = now(),
+          error = 'Gave up: its delivery job used every attempt' || coalesce(': ' || left(x.last_error, 300), '')
+        FROM unnest(${exhausted.map((r) => r.id)}::uuid[], ${exhausted.map((r) => r.last_error)}::text[]) AS x(id, last_error)
+        WHERE e.id = x.id AND e.status = 'PENDING'`.execute(trx);
+    }
+    return { requeued: lost.length, failed: exhausted.length };
+  });
+}
+
+/** Milestone counts of one campaign's emails (never stored: no racy counters). */
+export interface CampaignEmailCounts {
+  total: number;
+  pending: number;
+  /** Handed to the relay and confirmed by its 250 (or by a later delivery, open…); unconfirmed ones apart. */
+  sent: number;
+  /** SENT without the relay's reply (docs/sending.md "Exactly once"): maybe delivered, never resent. */
+  unconfirmed: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+  failed: number;
+  cancelled: number;
+}
+
+/**
+ * Counts of the given campaigns' emails in ONE grouped aggregate. A milestone counts once it
+ * happened (its timestamp is set), whatever happened later: a clicked email was also sent,
+ * delivered and opened.
+ */
+export async function countCampaignEmails(db: Db, campaignIds: readonly string[]): Promise<Map<string, CampaignEmailCounts>> {
+  const counts = new Map<string, CampaignEmailCounts>();
+  if (campaignIds.length === 0) return counts;
+  const { rows } = await sql<CampaignEmailCounts & { campaign_id: string }>`
+    SELECT campaign_id,
+      count(*)::int AS total,
+      count(*) FILTER (WHERE status IN ('PENDING', 'SENDING'))::int AS pending,
+      count(sent_at) FILTER (WHERE NOT unconfirmed)::int AS sent,
+      count(*) FILTER (WHERE unconfirmed)::int AS unconfirmed,
+      count(delivered_at)::int AS delivered,
+      count(opened_at)::int AS opened,
+      count(clicked_at)::int AS clicked,
+      count(bounced_at)::int AS bounced,
+      count(complained_at)::int AS complained,
+      count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
+      count(*) FILTER (WHERE status = 'CANCELLED')::int AS cancelled
+    FROM emails
+    WHERE campaign_id = ANY(${campaignIds}::uuid[])
+    GROUP BY campaign_id`.execute(db);
+  for (const { campaign_id: id, ...c } of rows) counts.set(id, c);
+  return counts;
+}

@@ -1,0 +1,61 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/**
+ * What other modules read and note on email rows after sending: the relay's notifications
+ * (webhooks) and clicks (tracking). Milestones themselves are recorded by status.ts.
+ */
+
+/** The email one of these Message-IDs names (unique index on message_id), with its recipient (suppressions). */
+export async function findEmailByMessageIds(
+  trx: Transaction<Database>,
+  messageIds: readonly string[],
+): Promise<{ id: string; project_id: string; to_email: string } | undefined> {
+  if (messageIds.length === 0) return undefined;
+  return trx.selectFrom('emails').select(['id', 'project_id', 'to_email']).where('message_id', 'in', messageIds).limit(1).executeTakeFirst();
+}
+
+/** Keeps a soft bounce's reason on the email (its status is left alone: see docs/tracking.md). */
+export async function noteSoftBounce(trx: Transaction<Database>, emailId: string, note: string): Promise<void> {
+  await trx.updateTable('emails').set({ error: note, updated_at: sql`now()` }).where('id', '=', emailId).execute();
+}
+
+/**
+ * Locks an email row for a click and says whether it was ever opened; undefined when the
+ * email is gone. Taking the lock first serialises concurrent clicks of one email, so the
+ * implied open is recorded once.
+ */
+export async function lockEmailForClick(trx: Transaction<Database>, emailId: string): Promise<{ opened: boolean } | undefined> {
+  return trx
+    .selectFrom('emails')
+    .select(sql<boolean>`opened_at IS NOT NULL`.as('opened'))
+    .where('id', '=', emailId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** A project's recent sending record (the reputation check of the relay's notifications). */
+export interface SendingRecord {
+  sent: number;
+  bounced: number;
+  complained: number;
+}
+
+/**
+ * The project's emails sent in the last `windowDays` days, how many of them bounced (hard: soft
+ * bounces never set bounced_at) and how many drew a complaint. Milestone timestamps rather than
+ * status: an email that bounced and then drew a complaint counts in both. `created_at` bounds
+ * the scan through the (project_id, created_at) index: an email is created before it is sent,
+ * and none waits 30 days to go out.
+ */
+export async function countRecentSends(trx: Transaction<Database>, projectId: string, windowDays: number): Promise<SendingRecord> {
+  const { rows } = await sql<SendingRecord>`
+    SELECT count(*)::int AS sent,
+           count(bounced_at)::int AS bounced,
+           count(complained_at)::int AS complained
+    FROM emails
+    WHERE project_id = ${projectId}
+      AND created_at >= now() - interval '30 days'
+      AND sent_at >= now() - make_interval(days => ${windowDays}::int)`.execute(trx);
+  return rows[0] ?? { sent: 0, bounced: 0, complained: 0 };
+}

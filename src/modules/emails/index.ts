@@ -1,0 +1,56 @@
+/**
+ * The emails module's facade: the only way other modules, jobs, the CLI and the app touch
+ * email rows (and the outbox). The module owns every write to `emails` and its lifecycle:
+ * creating rows (/v1/send, test sends, workflow steps), materialising a campaign's audience,
+ * cancelling, delivering (delivery/), recording milestones, and the reads others need (stats,
+ * lookups by Message-ID).
+ */
+
+
+// Creating emails: ids chosen first (Message-IDs and links carry them), rows, then their jobs.
+export { allocateEmailIds, enqueueEmails, type EnqueueOptions, insertEmails, type NewEmail, SEND_MAX_ATTEMPTS } from './emails.repo.js';
+export { blockedReason, UNSUBSCRIBED_MARKETING } from './rules.js';
+
+// Campaigns: the rows of an audience, cancel, completion conditions, the net under lost jobs, stats.
+export {
+  type CampaignAudience,
+  type CampaignEmailCounts,
+  campaignHasEmailsSql,
+  campaignHasUnfinishedEmailsSql,
+  cancelPendingCampaignEmails,
+  countCampaignEmails,
+  hasCampaignEmails,
+  materialiseCampaignEmails,
+  recoverStalledCampaignEmails,
+  STALLED_EMAIL_AFTER,
+} from './campaign-emails.repo.js';
+
+// Workflows: a SEND_EMAIL step's email, and per-step stats.
+export { queueTemplateEmail, TEMPLATE_EMPTY, type WorkflowEmailInput, type WorkflowEmailResult } from './workflow-emails.js';
+export { countWorkflowStepEmails, type StepEmailCounts } from './workflow-emails.repo.js';
+
+// After sending: milestones (never downgrading), the relay's notifications, clicks.
+export { recordMilestone, STATUS_EVENT, STATUS_RANK, type StatusChange, type TrackedStatus } from './status.js';
+export { countRecentSends, findEmailByMessageIds, lockEmailForClick, noteSoftBounce, type SendingRecord } from './feedback.repo.js';
+
+// Delivery (the send-email job) and the capture outbox (the admin CLI).
+export {
+  CompositionError,
+  createDelivery,
+  type Delivery,
+  type DeliveryDeps,
+  type DeliveryHooks,
+  type DeliveryJob,
+  type DeliveryOutcome,
+  NO_REPLY_NOTE,
+  RESENT_NOTE,
+  RetryableDeliveryError,
+  UNCONFIRMED_NOTE,
+} from './delivery/delivery.js';
+export { CAMPAIGN_CONTACT_GONE, CAMPAIGN_UNSUBSCRIBED } from './delivery/personalise.js';
+export { findCapturedMessage, listOutbox, type OutboxEntry } from './outbox.repo.js';
+
+// Routes last: they import other modules' facades, which may import this one back (cycles
+// resolve because everything above is evaluated first).
+export { sendRoutes } from './send.routes.js';
+export { emailsRoutes } from './emails.routes.js';

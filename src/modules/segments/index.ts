@@ -1,0 +1,7 @@
+/** The segments module's facade: what other modules, jobs and the app import. */
+export { segmentsReferencingField } from './segments.repo.js';
+export { computeSegment, trackedSegmentIds } from './compute.js';
+
+// Routes last: they import other modules' facades, which may import this one back (cycles
+// resolve because everything above is evaluated first).
+export { segmentsRoutes } from './segments.routes.js';

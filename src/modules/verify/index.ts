@@ -1,0 +1,2 @@
+/** The verify module's facade: what the app imports. */
+export { verifyRoutes } from './verify.routes.js';
