@@ -63,6 +63,16 @@ describe('renderTemplate', () => {
     expect(plain('{{user.name}} {{first-name}} {{First Name}} {{user_id}}', vars)).toBe('Ada Grace Alan 7');
   });
 
+  it('reaches nested values with dotted paths when no flat key has that name (own keys only)', () => {
+    const vars = { event: { orderId: 42, order: { total: '9.99', tags: ['a', 'b'] } }, 'event.orderId': undefined, name: '<b>' };
+    expect(plain('{{event.order.total}} {{event.order.tags.1}} {{event.missing ?? none}} {{event.orderId.x}}', vars)).toBe('9.99 b none ');
+    expect(plain('{{event.constructor}} {{name.length}}', vars)).toBe(' ');
+    // A flat key of that exact name wins, even when it is undefined (then the fallback).
+    expect(plain('{{event.orderId ?? flat}}', vars)).toBe('flat');
+    expect(plain('{{event.orderId}}', { event: { orderId: 42 } })).toBe('42');
+    expect(renderTemplate('{{event.html}} {{{event.html}}}', { event: { html: '<i>' } }, { escape: true })).toBe('&lt;i&gt; <i>');
+  });
+
   it('fills every occurrence of a repeated key', () => {
     expect(html('{{x}}-{{x}}-{{{x}}}', { x: 'a<' })).toBe('a&lt;-a&lt;-a<');
   });
