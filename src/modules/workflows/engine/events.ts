@@ -22,6 +22,8 @@ export async function handleEvents(db: Kysely<Database>, eventIds: readonly stri
       SELECT DISTINCT project_id FROM events WHERE id = ANY(${chunk}::uuid[]) ORDER BY project_id`.execute(db);
     for (const { project_id: projectId } of projects.rows) {
       await db.transaction().execute(async (trx) => {
+        // JIT compiling these short set-based statements cost more than running them (enrolment of 500: 756 → 231 ms).
+        await sql`SET LOCAL jit = off`.execute(trx);
         enrolled += await enrol(trx, projectId, chunk);
         resumed += await resumeWaits(trx, projectId, chunk);
       });

@@ -110,6 +110,8 @@ async function runGroup(ctx: StepContext, rows: StepRow[]): Promise<StepResults>
  */
 export async function runStepBatch(deps: JobDeps, projectId: string, ids: readonly string[]): Promise<void> {
   const webhooks: PendingWebhook[] = await deps.db.transaction().execute(async (trx) => {
+    // JIT compiling these short set-based statements cost more than running them (measured on enrolment: 756 → 231 ms for 500).
+    await sql`SET LOCAL jit = off`.execute(trx);
     const { actionable, disabled } = await claim(trx, projectId, ids);
     await cancelLockedExecutions(trx, projectId, disabled, 'Project disabled');
     const groups = new Map<string, StepRow[]>();
