@@ -11,7 +11,8 @@ type FieldType = Field['type'];
 const KINDS: Record<string, keyof typeof OPERATORS_BY_KIND> = { email: 'email', subscribed: 'subscribed', createdAt: 'date', updatedAt: 'date' };
 const TRACKED = [...OPERATORS_BY_KIND.event];
 const EXECUTION = [...OPERATORS_BY_KIND.executionData];
-const asType = (t: string): FieldType => (['string', 'number', 'boolean', 'date', 'object', 'array'].includes(t) ? (t as FieldType) : 'any');
+const JSON_TYPES = ['string', 'number', 'boolean', 'object', 'array'] as const satisfies readonly FieldType[];
+const asType = (t: string): FieldType => JSON_TYPES.find((j) => j === t) ?? 'any';
 
 /**
  * GET /workflows/fields: what a CONDITION filter can address. The contact's standard fields and

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type ConditionTree, FilterSchema } from '../../conditions/index.js';
+import { type ConditionTree, ConditionTreeSchema, FilterSchema } from '../../conditions/index.js';
 import type { WorkflowStepType } from '../../db/schema.js';
 import { WorkflowEventName } from './event-name.js';
 
@@ -178,11 +178,12 @@ export function parseStepConfig(type: WorkflowStepType, raw: unknown): { config:
 /**
  * A CONDITION step's config as a §7 tree: `{condition}` as is, a single filter as a one-filter
  * group. Fields may be `event.<key>`/`context.<key>` (validateCondition/compileCondition with
- * execution fields). Throws on a config that is neither form (stored configs passed parseStepConfig).
+ * execution fields). Throws on a config that is neither form (stored configs passed parseStepConfig);
+ * field/operator checks are compileCondition's (it re-checks stored trees).
  */
 export function conditionOf(config: unknown): ConditionTree {
   const parsed = ConditionConfig.parse(config);
-  if ('condition' in parsed) return parsed.condition as unknown as ConditionTree;
+  if ('condition' in parsed) return ConditionTreeSchema.parse(parsed.condition);
   const { field, operator, value, unit } = parsed;
   return { logic: 'AND', groups: [{ filters: [{ field, operator, ...(value !== undefined && { value }), ...(unit !== undefined && { unit }) }] }] };
 }

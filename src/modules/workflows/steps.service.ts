@@ -91,9 +91,10 @@ async function checkCondition(db: Db | Trx, projectId: string, config: Record<st
   }
 }
 
-function checkUpdates(updates: unknown): void {
-  if (typeof updates !== 'object' || updates === null) return;
-  const data = updates as Record<string, unknown>;
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function checkUpdates(data: unknown): void {
+  if (!isRecord(data)) return;
   const errors: FieldError[] = Object.keys(data)
     .filter((k) => RESERVED_DATA_KEYS.has(k))
     .map((k) => ({ field: `config.updates.${k}`, message: `${k} is a reserved key and is never stored in contact data`, code: 'reserved_key' }));

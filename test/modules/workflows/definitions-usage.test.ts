@@ -36,7 +36,7 @@ describe('templates used by SEND_EMAIL steps', () => {
 describe('GET /events/:eventName/usage', () => {
   it('reports workflows triggered by the event, waiting for it, or with a CONDITION on the tracked event', async () => {
     const p = await w.fresh();
-    const triggered = await w.create(p, { name: 'Triggered', eventName: 'paid' });
+    await w.create(p, { name: 'Triggered', eventName: 'paid' });
     const waiting = await w.create(p, { name: 'Waiting', eventName: 'signed_up' });
     await w.addStep(p, waiting.id, { type: 'WAIT_FOR_EVENT', config: { eventName: 'paid' } });
     const conditional = await w.create(p, { name: 'Conditional', eventName: 'signed_up' });
