@@ -1,7 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Database, WorkflowBranch, WorkflowStepRow, WorkflowStepType, WorkflowTransitionRow } from '../../db/schema.js';
-import { conflict } from '../../http/errors.js';
+import { conflict, validationError } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
 import type { Step, Transition } from './workflows.schema.js';
 import { AT_STEP_STATUSES } from './workflows.repo.js';
@@ -64,8 +64,20 @@ export interface StepValues {
   templateId: string | null;
 }
 
+/** SEND_EMAIL's template deleted between the config check and the write: its foreign key refuses the row. */
+async function templateGone<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    if (typeof err === 'object' && err !== null && 'code' in err && err.code === '23503' && 'constraint' in err && err.constraint === 'workflow_steps_template_id_fkey') {
+      throw validationError([{ field: 'config.templateId', message: 'No template with this id in the project', code: 'not_found' }]);
+    }
+    throw err;
+  }
+}
+
 export async function insertStep(trx: Transaction<Database>, projectId: string, workflowId: string, v: StepValues): Promise<WorkflowStepRow> {
-  return trx
+  return templateGone(trx
     .insertInto('workflow_steps')
     .values({
       project_id: projectId,
@@ -78,7 +90,7 @@ export async function insertStep(trx: Transaction<Database>, projectId: string, 
       template_id: v.templateId,
     })
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirstOrThrow());
 }
 
 export async function updateStep(
@@ -87,7 +99,7 @@ export async function updateStep(
   stepId: string,
   v: { name?: string; config?: Record<string, unknown>; templateId?: string | null; position?: { x: number; y: number } },
 ): Promise<WorkflowStepRow> {
-  return trx
+  return templateGone(trx
     .updateTable('workflow_steps')
     .set({
       ...(v.name !== undefined && { name: v.name }),
@@ -98,7 +110,7 @@ export async function updateStep(
     .where('project_id', '=', projectId)
     .where('id', '=', stepId)
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirstOrThrow());
 }
 
 /** Deletes the step; its transitions and step executions go with it (ON DELETE CASCADE). */

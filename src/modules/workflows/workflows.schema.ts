@@ -115,7 +115,8 @@ export type UpdateWorkflowBody = z.infer<typeof UpdateWorkflowBody>;
 export const ListWorkflowsQuery = z.object({
   ...pageQueryFields,
   search: z.string().max(WORKFLOW_LIMITS.search).optional().describe('Case-insensitive substring of name or description'),
-  status: z.enum(WORKFLOW_STATUS_FILTERS).optional().describe('active: enabled; disabled: not enabled'),
+  // Checked by the service: an unrecognised value is a 400, as on GET /campaigns.
+  status: z.string().optional().describe(`One of ${WORKFLOW_STATUS_FILTERS.join(', ')} (active: enabled; disabled: not enabled); another value is 400`),
   sort: z.enum(WORKFLOW_SORTS).catch('createdAt').default('createdAt').describe('Unrecognised values fall back to createdAt'),
   dir: z.enum(['asc', 'desc']).catch('desc').default('desc').describe('Unrecognised values fall back to desc'),
 });

@@ -25,6 +25,7 @@ import {
   type WorkflowDetail,
   WORKFLOW_LIMITS,
   type WorkflowList,
+  WORKFLOW_STATUS_FILTERS,
 } from './workflows.schema.js';
 
 type Db = Kysely<Database>;
@@ -45,6 +46,9 @@ export async function createWorkflow(db: Db, projectId: string, body: CreateWork
 
 export async function listWorkflows(db: Db, projectId: string, query: ListWorkflowsQuery): Promise<WorkflowList> {
   const { page, pageSize, sort, dir } = query;
+  if (query.status !== undefined && !(WORKFLOW_STATUS_FILTERS as readonly string[]).includes(query.status)) {
+    throw new ApiError(400, ErrorCode.BAD_REQUEST, `Unknown status "${query.status}": use one of ${WORKFLOW_STATUS_FILTERS.join(', ')}`);
+  }
   const filter = { search: query.search?.trim() || undefined, enabled: query.status === undefined ? undefined : query.status === 'active' };
   const [rows, total] = await Promise.all([
     listWorkflowPage(db, projectId, { filter, sort, dir, limit: pageSize, offset: (page - 1) * pageSize }),

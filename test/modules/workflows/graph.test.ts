@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestProject } from '../../helpers/accounts.js';
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../../../src/http/errors.js';
+import { insertStep } from '../../../src/modules/workflows/graph.repo.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { type ErrorJson, fieldsOf, type StepJson, type TransitionJson, workflowClient } from './definitions-helpers.js';
 
@@ -144,6 +147,15 @@ describe('steps: add, patch, delete', () => {
     expect((await w.addStep(p, wf.id, w.delay)).position).toEqual({ x: 40, y: 1050 });
     const row = await t.db.db.selectFrom('workflow_steps').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ workflow_id: wf.id, type: 'DELAY', position_y: 150, config: { amount: 1, unit: 'hours' } });
+  });
+  it('a template deleted between the config check and the write is a 422 on config.templateId, not a 500', async () => {
+    const { p, wf } = await setup();
+    const err: unknown = await t.db.db
+      .transaction()
+      .execute((trx) => insertStep(trx, p.id, wf.id, { type: 'SEND_EMAIL', name: '', config: {}, position: { x: 0, y: 0 }, templateId: randomUUID() }))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ statusCode: 422, errors: [{ field: 'config.templateId' }] });
   });
   it('refuses TRIGGER as a new step', async () => {
     const { p, wf } = await setup();
