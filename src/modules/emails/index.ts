@@ -26,7 +26,15 @@ export {
 } from './campaign-emails.repo.js';
 
 // Workflows: a SEND_EMAIL step's email, and per-step stats.
-export { queueTemplateEmail, TEMPLATE_EMPTY, type WorkflowEmailInput, type WorkflowEmailResult } from './workflow-emails.js';
+export {
+  queueTemplateEmail,
+  queueTemplateEmails,
+  TEMPLATE_EMPTY,
+  type WorkflowEmailInput,
+  type WorkflowEmailItem,
+  type WorkflowEmailResult,
+  type WorkflowEmailsInput,
+} from './workflow-emails.js';
 export { countWorkflowStepEmails, type StepEmailCounts } from './workflow-emails.repo.js';
 
 // After sending: milestones (never downgrading), the relay's notifications, clicks.

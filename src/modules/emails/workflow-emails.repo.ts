@@ -5,40 +5,35 @@ import type { NewEmail } from './emails.repo.js';
 type Db = Kysely<Database> | Transaction<Database>;
 
 /**
- * Inserts the email of one workflow step execution; undefined when that execution's step already
- * has one (the unique index `emails_workflow_step_key`: a step run twice sends once).
+ * Inserts the emails of workflow step executions in ONE statement (arrays unnested; what the
+ * rows are of `projectId`). Answers the ids written: an email whose execution's
+ * step already has one, or repeats an earlier entry's (execution, step), is left out (the unique
+ * index `emails_workflow_step_key`: a step run twice sends once).
  */
-export async function insertWorkflowEmail(
+export async function insertWorkflowEmails(
   trx: Transaction<Database>,
-  e: NewEmail,
-  workflow: { executionId: string; stepId: string },
-): Promise<{ id: string } | undefined> {
-  return trx
-    .insertInto('emails')
-    .values({
-      id: e.id,
-      project_id: e.projectId,
-      contact_id: e.contactId,
-      source: 'WORKFLOW',
-      type: e.type,
-      template_id: e.templateId,
-      to_email: e.toEmail,
-      to_name: e.toName,
-      from_email: e.fromEmail,
-      from_name: e.fromName,
-      reply_to: e.replyTo,
-      subject: e.subject,
-      html: e.html,
-      headers: JSON.stringify(e.headers),
-      status: e.status,
-      message_id: e.messageId,
-      error: e.error,
-      workflow_execution_id: workflow.executionId,
-      workflow_step_id: workflow.stepId,
-    })
-    .onConflict((oc) => oc.columns(['workflow_execution_id', 'workflow_step_id']).where('workflow_execution_id', 'is not', null).doNothing())
-    .returning('id')
-    .executeTakeFirst();
+  projectId: string,
+  entries: readonly { email: NewEmail; workflow: { executionId: string; stepId: string } }[],
+): Promise<Set<string>> {
+  if (entries.length === 0) return new Set();
+  const col = <V>(f: (e: NewEmail) => V) => entries.map((x) => f(x.email));
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO emails (id, project_id, contact_id, source, type, template_id, to_email, to_name, from_email, from_name, reply_to,
+                        subject, html, headers, status, message_id, error, workflow_execution_id, workflow_step_id)
+    SELECT e.id, ${projectId}::uuid, e.contact_id, 'WORKFLOW', e.type, e.template_id, e.to_email, e.to_name, e.from_email,
+           e.from_name, e.reply_to, e.subject, e.html, e.headers, e.status, e.message_id, e.error, e.execution_id, e.step_id
+    FROM unnest(${col((e) => e.id)}::uuid[], ${col((e) => e.contactId)}::uuid[], ${col((e) => e.type)}::text[],
+                ${col((e) => e.templateId)}::uuid[], ${col((e) => e.toEmail)}::text[], ${col((e) => e.toName)}::text[],
+                ${col((e) => e.fromEmail)}::text[], ${col((e) => e.fromName)}::text[], ${col((e) => e.replyTo)}::text[],
+                ${col((e) => e.subject)}::text[], ${col((e) => e.html)}::text[], ${col((e) => JSON.stringify(e.headers))}::jsonb[],
+                ${col((e) => e.status)}::text[], ${col((e) => e.messageId)}::text[], ${col((e) => e.error)}::text[],
+                ${entries.map((x) => x.workflow.executionId)}::uuid[], ${entries.map((x) => x.workflow.stepId)}::uuid[])
+      WITH ORDINALITY AS e(id, contact_id, type, template_id, to_email, to_name, from_email, from_name, reply_to, subject, html,
+                           headers, status, message_id, error, execution_id, step_id, n)
+    ORDER BY e.n
+    ON CONFLICT (workflow_execution_id, workflow_step_id) WHERE workflow_execution_id IS NOT NULL DO NOTHING
+    RETURNING id`.execute(trx);
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Milestones of one workflow step's emails. */
