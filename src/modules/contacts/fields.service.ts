@@ -5,6 +5,7 @@ import { validationError } from '../../http/errors.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
 import { campaignsUsing } from '../campaigns/index.js';
 import { segmentsReferencingField } from '../segments/index.js';
+import { workflowsUsingField } from '../workflows/index.js';
 import { RESERVED_DATA_KEYS } from './data-rules.js';
 import {
   countContactsWithKey,
@@ -121,8 +122,7 @@ export async function fieldUsage(db: Kysely<Database>, projectId: string, field:
     findTemplatesUsingVariable(db, projectId, name.key),
     segmentsReferencingField(db, projectId, name.field),
     campaignsUsing(db, projectId, { field: name.field, variable: name.key }),
-    // Imported when used: a static import closes the cycle contacts → workflows → events → contacts at load time.
-    import('../workflows/index.js').then((w) => w.workflowsUsingField(db, projectId, name.field)),
+    workflowsUsingField(db, projectId, name.field),
   ]);
   return { field: name.field, segments, campaigns, templates, workflows };
 }

@@ -4,6 +4,7 @@ import { notFound, validationError } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
 import { campaignsUsing } from '../campaigns/index.js';
 import { segmentsReferencingField } from '../segments/index.js';
+import { workflowsUsingEvent } from '../workflows/index.js';
 import { isProtectedEventName, isSystemEventName, RESERVED_EVENT_CODE } from './event-names.js';
 import {
   contactExists,
@@ -116,8 +117,7 @@ export async function eventNameUsage(db: Kysely<Database>, projectId: string, ev
   const [segments, campaigns, workflows] = await Promise.all([
     segmentsReferencingField(db, projectId, field),
     campaignsUsing(db, projectId, { field }),
-    // Imported when used: a static import closes the cycle events → workflows → events at load time.
-    import('../workflows/index.js').then((w) => w.workflowsUsingEvent(db, projectId, eventName)),
+    workflowsUsingEvent(db, projectId, eventName),
   ]);
   return { eventName, segments, campaigns, workflows };
 }

@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { conflict, ErrorCode, notFound } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
 import { assertVerifiedSender } from '../domains/index.js';
+import { workflowsUsingTemplate } from '../workflows/index.js';
 import {
   copyTemplate,
   countTemplates,
@@ -103,10 +104,6 @@ export async function removeTemplate(db: Kysely<Database>, projectId: string, id
   }
   if (!deleted) throw notFound('Template');
 }
-
-/** Imported when used: a static import closes the cycle templates → workflows → templates at load time. */
-const workflowsUsingTemplate = async (db: Kysely<Database>, projectId: string, id: string) =>
-  (await import('../workflows/index.js')).workflowsUsingTemplate(db, projectId, id);
 
 const isForeignKeyViolation = (err: unknown) => typeof err === 'object' && err !== null && 'code' in err && err.code === '23503';
 
