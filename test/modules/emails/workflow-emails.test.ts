@@ -5,9 +5,11 @@ import { JobPriority } from '../../../src/jobs/queue.js';
 import {
   countWorkflowStepEmails,
   queueTemplateEmail,
+  queueTemplateEmails,
   TEMPLATE_EMPTY,
   UNSUBSCRIBED_MARKETING,
   type WorkflowEmailInput,
+  type WorkflowEmailItem,
 } from '../../../src/modules/emails/index.js';
 import { addSuppressions } from '../../../src/modules/suppressions/index.js';
 import { newProject, type TestProject } from '../../helpers/accounts.js';
@@ -139,6 +141,76 @@ describe('queueTemplateEmail', () => {
     await expect(queue(s, randomUUID(), { workflow })).rejects.toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
     const rows = await t.db.db.selectFrom('emails').select('id').where('workflow_execution_id', '=', workflow.executionId).execute();
     expect(rows).toEqual([]);
+  });
+});
+
+describe('queueTemplateEmails (a batch of one step)', () => {
+  async function contact(s: Setup, localPart: string, subscribed = true): Promise<WorkflowEmailItem['contact']> {
+    return t.db.db
+      .insertInto('contacts')
+      .values({ project_id: s.project.id, email: `${localPart}-${randomUUID().slice(0, 8)}@rcpt.example`, subscribed, data: JSON.stringify({ firstName: localPart }) })
+      .returning(['id', 'email', 'data', 'subscribed'])
+      .executeTakeFirstOrThrow();
+  }
+  const batch = (s: Setup, templateId: string, items: WorkflowEmailItem[]) =>
+    t.db.db.transaction().execute((trx) => queueTemplateEmails(trx, { projectId: s.project.id, templateId, links: links(), items }));
+  const item = (c: WorkflowEmailItem['contact'], stepId: string, executionId = randomUUID()): WorkflowEmailItem => ({
+    contact: c,
+    variables: { event: { n: c.data?.firstName } },
+    workflow: { executionId, stepId },
+  });
+
+  it('answers per item in input order: queued, suppressed and unsubscribed (CANCELLED, no job) mixed, each rendered for its contact', async () => {
+    const s = await setup();
+    const id = await template(s, { subject: 'Hi {{firstName}}', body: '<p>{{event.n}}</p>', type: 'MARKETING' });
+    const [a, suppressedContact, b, unsubscribed, c] = [
+      await contact(s, 'a'),
+      await contact(s, 'sup'),
+      await contact(s, 'b'),
+      await contact(s, 'unsub', false),
+      await contact(s, 'c'),
+    ];
+    // Suppressed under another spelling of the address: the check is on the normalised address.
+    await addSuppressions(t.db.db, [{ projectId: s.project.id, email: suppressedContact.email, reason: 'MANUAL', detail: null, sourceEmailId: null }]);
+    const stepId = randomUUID();
+    const items = [a, { ...suppressedContact, email: suppressedContact.email.toUpperCase() }, b, unsubscribed, c].map((x) => item(x, stepId));
+    const results = await batch(s, id, items);
+    expect(results.map((r) => r.outcome)).toEqual(['queued', 'cancelled', 'queued', 'cancelled', 'queued']);
+    expect(results[1]?.reason).toMatch(/^Not sent: the address is suppressed/);
+    expect(results[3]).toEqual({ emailId: expect.any(String), outcome: 'cancelled', reason: UNSUBSCRIBED_MARKETING });
+    const rows = await Promise.all(results.map((r) => emailRow(r.emailId ?? '')));
+    expect(rows.map((r) => [r.workflow_execution_id, r.contact_id, r.subject, r.html, r.status])).toEqual(
+      items.map((it, n) => [it.workflow.executionId, it.contact.id, `Hi ${it.contact.data?.firstName as string}`, `<p>${it.contact.data?.firstName as string}</p>`, [1, 3].includes(n) ? 'CANCELLED' : 'PENDING']),
+    );
+    const jobs = await jobsOf(t.db, results.map((r) => r.emailId ?? ''));
+    expect(jobs.map((j) => j.key).sort()).toEqual([results[0], results[2], results[4]].map((r) => r?.emailId).sort());
+    expect(jobs.every((j) => j.priority === JobPriority.workflow)).toBe(true);
+  });
+
+  it('a re-run of the batch writes nothing (all duplicates); an item repeated inside a batch is written once, the first', async () => {
+    const s = await setup();
+    const id = await template(s, { subject: 'Hi', body: '<p>{{event.n}}</p>' });
+    const [a, b] = [await contact(s, 'a'), await contact(s, 'b')];
+    const stepId = randomUUID();
+    const items = [item(a, stepId), item(b, stepId)];
+    const first = await batch(s, id, items);
+    expect(first.map((r) => r.outcome)).toEqual(['queued', 'queued']);
+    const again = await batch(s, id, [item(await contact(s, 'new'), stepId), ...items]);
+    expect(again.map((r) => [r.outcome, r.emailId === null])).toEqual([['queued', false], ['duplicate', true], ['duplicate', true]]);
+
+    const executionId = randomUUID();
+    const inside = await batch(s, id, [item(a, stepId, executionId), item(b, stepId, executionId), item(b, stepId)]);
+    expect(inside.map((r) => r.outcome)).toEqual(['queued', 'duplicate', 'queued']);
+    const rows = await t.db.db.selectFrom('emails').select(['id', 'contact_id']).where('workflow_execution_id', '=', executionId).execute();
+    expect(rows).toEqual([{ id: inside[0]?.emailId, contact_id: a.id }]);
+    const all = await t.db.db.selectFrom('emails').select('id').where('workflow_step_id', '=', stepId).execute();
+    expect(all).toHaveLength(5);
+    expect(await jobsOf(t.db, all.map((r) => r.id))).toHaveLength(5);
+  });
+
+  it('an empty batch writes nothing and reads nothing (even an unknown template)', async () => {
+    const s = await setup();
+    expect(await batch(s, randomUUID(), [])).toEqual([]);
   });
 });
 
