@@ -31,7 +31,7 @@ export const WorkflowStepExecution = z
     stepName: z.string(),
     status: z.enum(STEP_EXECUTION_STATUSES),
     branch: z.enum(WORKFLOW_BRANCHES).nullable(),
-    output: z.unknown().nullable(),
+    output: Json.nullable().describe('What the step did: e.g. {emailId, outcome} for SEND_EMAIL, {status, bodyExcerpt} for WEBHOOK, {result} for CONDITION'),
     error: z.string().nullable(),
     attempts: z.int(),
     dueAt: z.iso.datetime().nullable().describe('DELAY end or WAIT_FOR_EVENT timeout'),
