@@ -23,7 +23,7 @@ interface Ctx {
   segments: Map<string, SegmentNode>;
   /** The CTE name of each segment compiled live (DYNAMIC untracked). */
   defined: Map<string, string>;
-  /** A workflow execution's event data and context, as bound jsonb values (CompileOptions.execution). */
+  /** A workflow execution's event data and context: bound jsonb values or SQL expressions (CompileOptions.execution, executionSql). */
   execution?: { event: RawBuilder<unknown>; context: RawBuilder<unknown> };
 }
 
@@ -191,6 +191,12 @@ export interface CompileOptions {
    * these objects, bound as jsonb parameters. Default: none (those fields are a 422).
    */
   execution?: { event: Record<string, unknown>; context: Record<string, unknown> };
+  /**
+   * The same fields read from jsonb SQL expressions of the query the condition is placed in
+   * (e.g. `x.event`, `x.context` of a joined workflow_executions row): one compiled condition
+   * for many executions. Ignored when `execution` is given.
+   */
+  executionSql?: { event: RawBuilder<unknown>; context: RawBuilder<unknown> };
 }
 
 /**
@@ -212,12 +218,11 @@ export async function compileCondition(
   opts: CompileOptions = {},
 ): Promise<RawBuilder<SqlBool>> {
   const prefix = opts.fieldPrefix ?? 'condition';
-  const checked = checkTree(tree, prefix, { executionFields: opts.execution !== undefined });
+  const checked = checkTree(tree, prefix, { executionFields: opts.execution !== undefined || opts.executionSql !== undefined });
   if (checked.errors) throw validationError(checked.errors);
-  const execution = opts.execution && {
-    event: sql`${JSON.stringify(opts.execution.event)}::jsonb`,
-    context: sql`${JSON.stringify(opts.execution.context)}::jsonb`,
-  };
+  const execution = opts.execution
+    ? { event: sql`${JSON.stringify(opts.execution.event)}::jsonb`, context: sql`${JSON.stringify(opts.execution.context)}::jsonb` }
+    : opts.executionSql;
   const resolved = await resolveReferences(db, projectId, checked.ok, { prefix, purpose: 'compile' });
   if (resolved.errors.length > 0) throw validationError(resolved.errors);
   if (resolved.order.length === 0) {

@@ -31,7 +31,15 @@ export type TaskName = (typeof Tasks)[keyof typeof Tasks];
 export const JobPriority = {
   /** /v1/send and other mail a person is waiting for (password resets, receipts). */
   transactional: 0,
-  /** Workflow steps and their mail. */
+  /**
+   * Workflow enrolment and step jobs (`workflow-events`, `workflow-step`): short database work on
+   * at most 500 executions each, which produces the workflow mail. Ahead of that mail so that a
+   * delivery backlog (the SMTP relay's pace) never holds executions at a step: at equal priority
+   * the steps queued behind thousands of send-email jobs and a 1-minute DELAY began minutes late.
+   * The mail waits only while step jobs are ready, and each of those is bounded.
+   */
+  workflowSteps: 5,
+  /** Workflow mail (SEND_EMAIL steps' emails). */
   workflow: 10,
   /** Imports, bulk subscribe/unsubscribe/delete, field deletes. */
   contacts: 20,

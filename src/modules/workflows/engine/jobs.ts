@@ -31,7 +31,7 @@ export async function enqueueStepJobs(
       SELECT ROW(${Tasks.workflowStep}::text,
                  json_build_object('projectId', ${projectId}::text, 'ids', array_agg(id ORDER BY id)),
                  NULL::text, ${runAt ?? null}::timestamptz, ${STEP_MAX_ATTEMPTS}::int,
-                 'workflow-step:' || min(id::text), ${JobPriority.workflow}::int, NULL::text[])::graphile_worker.job_spec
+                 'workflow-step:' || min(id::text), ${JobPriority.workflowSteps}::int, NULL::text[])::graphile_worker.job_spec
       FROM r GROUP BY step_id, chunk
     ))`.execute(trx);
 }
