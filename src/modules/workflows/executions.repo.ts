@@ -120,7 +120,7 @@ export async function listStepExecutions(db: Kysely<Database>, projectId: string
     name: string;
     status: StepExecutionStatus;
     branch: WorkflowBranch | null;
-    output: unknown;
+    output: Record<string, unknown> | null;
     error: string | null;
     attempts: number;
     due_at: Date | null;
