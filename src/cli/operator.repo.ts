@@ -1,28 +1,36 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, ProjectRow } from '../db/schema.js';
 import { isUuid } from '../lib/uuid.js';
+import { enqueueProjectCancel } from '../modules/workflows/index.js';
 
 // Operator-only SQL over projects. It may move to modules/projects/projects.repo.ts once the
 // API needs it too (an admin dashboard); until then the CLI is its only caller.
 
-/** Sets projects.disabled (a disabled project answers 403 PROJECT_DISABLED); undefined when there is no such project. */
+/**
+ * Sets projects.disabled (a disabled project answers 403 PROJECT_DISABLED); undefined when there
+ * is no such project. Disabling also queues the cancellation of its workflow executions.
+ */
 export async function setProjectDisabled(
   db: Kysely<Database>,
   projectId: string,
   disabled: boolean,
 ): Promise<ProjectRow | undefined> {
   if (!isUuid(projectId)) return undefined;
-  return db
-    .updateTable('projects')
-    .set({
-      disabled,
-      disabled_reason: disabled ? 'disabled by an operator' : null,
-      disabled_at: disabled ? sql`now()` : null,
-      updated_at: sql`now()`,
-    })
-    .where('id', '=', projectId)
-    .returningAll()
-    .executeTakeFirst();
+  return db.transaction().execute(async (trx) => {
+    const project = await trx
+      .updateTable('projects')
+      .set({
+        disabled,
+        disabled_reason: disabled ? 'disabled by an operator' : null,
+        disabled_at: disabled ? sql`now()` : null,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', projectId)
+      .returningAll()
+      .executeTakeFirst();
+    if (project && disabled) await enqueueProjectCancel(trx, project.id);
+    return project;
+  });
 }
 
 export interface ProjectListing {

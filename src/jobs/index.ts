@@ -11,6 +11,7 @@ import { domainsRecheck } from './domains-recheck.js';
 import { JobPriority, Tasks } from './queue.js';
 import { segmentsRecompute } from './segments-recompute.js';
 import { sendEmail } from './send-email.js';
+import { workflowCancelProject } from './workflow-cancel-project.js';
 import { workflowEvents } from './workflow-events.js';
 import { workflowStep } from './workflow-step.js';
 
@@ -30,6 +31,7 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.campaignSweep]: campaignSweep(deps),
     [Tasks.workflowEvents]: workflowEvents(deps),
     [Tasks.workflowStep]: workflowStep(deps),
+    [Tasks.workflowCancelProject]: workflowCancelProject(deps),
   };
 }
 

@@ -19,6 +19,8 @@ export const Tasks = {
   workflowEvents: 'workflow-events',
   /** Runs a batch of step executions of one workflow step (src/modules/workflows/engine). */
   workflowStep: 'workflow-step',
+  /** Cancels the active executions of a project that was disabled (src/modules/workflows/engine/cancel.ts). */
+  workflowCancelProject: 'workflow-cancel-project',
 } as const;
 export type TaskName = (typeof Tasks)[keyof typeof Tasks];
 

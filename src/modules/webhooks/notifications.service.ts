@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { countRecentSends, findEmailByMessageIds, noteSoftBounce, recordMilestone } from '../emails/index.js';
 import { addSuppressions } from '../suppressions/index.js';
+import { enqueueProjectCancel } from '../workflows/index.js';
 import { disableProjectIfUnhealthy, REPUTATION, unsubscribeContact } from './notifications.repo.js';
 import type { DeliveryEvent } from './ses.js';
 
@@ -56,6 +57,8 @@ export async function applyDeliveryEvent(db: Kysely<Database>, event: DeliveryEv
     ]);
     const health = await disableProjectIfUnhealthy(trx, change.projectId, await countRecentSends(trx, change.projectId, REPUTATION.windowDays));
     if (health.disabled) {
+      // A disabled project runs no workflow: its active executions are cancelled (a job, chunked).
+      await enqueueProjectCancel(trx, change.projectId);
       const reason =
         health.bounced / health.sent >= REPUTATION.bounceRate
           ? `bounce rate ${percent(health.bounced, health.sent)} ≥ ${REPUTATION.bounceRate * 100}%`

@@ -156,15 +156,6 @@ export async function lockExecutions(trx: Transaction<Database>, projectId: stri
   return rows;
 }
 
-/** The active executions of a workflow, locked in id order (cancel-all). */
-export async function lockActiveExecutions(trx: Transaction<Database>, projectId: string, workflowId: string): Promise<string[]> {
-  const { rows } = await sql<{ id: string }>`
-    SELECT id FROM workflow_executions
-    WHERE project_id = ${projectId}::uuid AND workflow_id = ${workflowId}::uuid AND status IN ('RUNNING', 'WAITING')
-    ORDER BY id FOR UPDATE`.execute(trx);
-  return rows.map((r) => r.id);
-}
-
 /** Active executions of a workflow (RUNNING or WAITING): DELETE /workflows/:id refuses while some are. */
 export async function countActiveExecutions(db: Kysely<Database>, projectId: string, workflowId: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Database, EXECUTION_STATUSES, type ExecutionStatus } from '../../db/schema.js';
 import { ApiError, conflict, ErrorCode, notFound } from '../../lib/errors.js';
+import { cancelActiveExecutions } from './engine/cancel.js';
 import { cancelLockedExecutions } from './engine/finish.js';
 import { lockEnrolment, startExecutions } from './engine/start.js';
 import {
@@ -11,7 +12,6 @@ import {
   insertManualExecution,
   listExecutionPage,
   listStepExecutions,
-  lockActiveExecutions,
   lockExecutions,
 } from './executions.repo.js';
 import type { ListExecutionsQuery, StartExecutionBody, WorkflowExecution, WorkflowExecutionDetail, WorkflowExecutionList } from './executions.schema.js';
@@ -82,11 +82,8 @@ export async function cancelExecution(db: Kysely<Database>, projectId: string, w
   return execution;
 }
 
-/** POST …/executions/cancel-all: every active execution of the workflow, set-based. */
+/** POST …/executions/cancel-all: every active execution of the workflow, set-based in chunks of 1,000. */
 export async function cancelAllExecutions(db: Kysely<Database>, projectId: string, workflowId: string): Promise<{ cancelled: number }> {
   const workflow = await workflowOr404(db, projectId, workflowId);
-  return db.transaction().execute(async (trx) => {
-    const ids = await lockActiveExecutions(trx, projectId, workflow.id);
-    return { cancelled: (await cancelLockedExecutions(trx, projectId, ids)).length };
-  });
+  return { cancelled: await cancelActiveExecutions(db, projectId, { workflowId: workflow.id }) };
 }

@@ -7,5 +7,6 @@ export { workflowsUsingEvent, workflowsUsingField, workflowsUsingTemplate, type 
 /** Engine (src/modules/workflows/engine): the workflow-events and workflow-step jobs, executions. */
 export { handleEvents as handleWorkflowEvents } from './engine/events.js';
 export { failStepBatch as failWorkflowStepBatch, runStepBatch as runWorkflowStepBatch } from './engine/run.js';
+export { cancelDisabledProjectExecutions, enqueueProjectCancel } from './engine/cancel.js';
 export { executionsRoutes } from './executions.routes.js';
 export { countActiveExecutions, countWaitingByStep } from './executions.repo.js';
