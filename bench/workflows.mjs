@@ -447,8 +447,9 @@ async function stepsMode() {
       2000,
       (r) => `${r.n - r.open} of ${r.n} final, ${sink.messages.length} at the sink`,
     );
+    // Pooled relay connections may stay open a while after the last message: bounded, not timed.
     await until('sink', async () => sink.openConnections(), (n) => n === 0, 500);
-    const deliveredAt = Date.now();
+    const lastMessage = sink.messages.reduce((t, m) => Math.max(t, m.receivedAt.getTime()), 0);
 
     const { rows: byType } = await client.query(
       `SELECT s.type, se.status, count(*)::int AS n,
@@ -514,7 +515,7 @@ async function stepsMode() {
   phase 1         track burst + TRIGGER/CONDITION/SEND_EMAIL: ${fmt(p1.n)} steps in ${((p1.end - p1.start) / 1000).toFixed(1)} s from the first track = ${fmt(p1.n / ((p1.end - p1.start) / 1000))} steps/s (${fmt(p1.n / ((p1.end - firstStep) / 1000))}/s from the first TRIGGER completed, ${((firstStep - p1.start) / 1000).toFixed(1)} s after the first track); the burst ended ${(b.seconds).toFixed(1)} s after the first track
   phase 2         DELAY ends + UPDATE_CONTACT: ${fmt(p2.n)} steps in ${((p2.end - p2.start) / 1000).toFixed(1)} s = ${fmt(p2.n / ((p2.end - p2.start) / 1000))} steps/s (paced by when each delay ends)
   steps/s         ${fmt(steps)} step executions completed in ${busy.toFixed(1)} s outside the delay wait (phases overlap ${(overlap / 1000).toFixed(1)} s) = ${fmt(steps / busy)} steps/s (target ≥ 2,000); busiest 10 s ${fmt(best)}/s
-  mail            ${emails.length} workflow emails (expected ${expectedMail}), statuses ${JSON.stringify(emails.reduce((a, e) => ({ ...a, [e.status]: (a[e.status] ?? 0) + 1 }), {}))}; all final after ${emailsFinal.seconds.toFixed(1)} s more, ${((deliveredAt - startedAt) / 1000).toFixed(1)} s after the first track
+  mail            ${emails.length} workflow emails (expected ${expectedMail}), statuses ${JSON.stringify(emails.reduce((a, e) => ({ ...a, [e.status]: (a[e.status] ?? 0) + 1 }), {}))}; all final ${emailsFinal.seconds.toFixed(1)} s after the executions; the last message reached the sink ${((lastMessage - startedAt) / 1000).toFixed(1)} s after the first track (${fmt(received.length / ((lastMessage - startedAt) / 1000))} emails/s overall)
   sink            ${received.length} messages, ${distinct.size} distinct Message-IDs, ${received.length - distinct.size} duplicates, ${missing} missing; ${[...perAddress.values()].filter((n) => n > 1).length} addresses twice; ${proMissing} "pro" contacts without mail; ${toFree} to "free" contacts
   UPDATE_CONTACT  ${updated.onboarded} of ${updated.n} contacts onboarded=true (expected ${expectedMail})
   CPU seconds     server node ${cpu.node.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s (first track → all executions final)  bench+sink ${((process.cpuUsage(cpu0.bench).user + process.cpuUsage(cpu0.bench).system) / 1e6).toFixed(1)} s
