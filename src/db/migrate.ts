@@ -18,6 +18,7 @@ import * as m0014 from './migrations/0014_suppressions.js';
 import * as m0015 from './migrations/0015_workflows.js';
 import * as m0016 from './migrations/0016_workflow_enrolment.js';
 import * as m0017 from './migrations/0017_workflow_events_priority.js';
+import * as m0018 from './migrations/0018_workflow_event_queue.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '0015_workflows': m0015,
   '0016_workflow_enrolment': m0016,
   '0017_workflow_events_priority': m0017,
+  '0018_workflow_event_queue': m0018,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

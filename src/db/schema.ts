@@ -136,6 +136,7 @@ export interface Database {
   workflow_transitions: WorkflowTransitionsTable;
   workflow_executions: WorkflowExecutionsTable;
   workflow_step_executions: WorkflowStepExecutionsTable;
+  workflow_event_queue: WorkflowEventQueueTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -429,6 +430,13 @@ export interface WorkflowTransitionsTable {
   from_step_id: string;
   to_step_id: string;
   branch: ColumnType<WorkflowBranch | null, WorkflowBranch | null | undefined, WorkflowBranch | null>;
+  created_at: Timestamp;
+}
+
+/** Matching events waiting for their project's `workflow-events` job (migration 0018). */
+export interface WorkflowEventQueueTable {
+  project_id: string;
+  event_id: string;
   created_at: Timestamp;
 }
 

@@ -12,7 +12,7 @@ import { JobPriority, Tasks } from './queue.js';
 import { segmentsRecompute } from './segments-recompute.js';
 import { sendEmail } from './send-email.js';
 import { workflowCancelProject } from './workflow-cancel-project.js';
-import { workflowEvents } from './workflow-events.js';
+import { workflowEvents, workflowEventsSweep } from './workflow-events.js';
 import { workflowStep } from './workflow-step.js';
 
 export { JobPriority, Tasks } from './queue.js';
@@ -30,6 +30,7 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.campaignComplete]: campaignComplete(deps),
     [Tasks.campaignSweep]: campaignSweep(deps),
     [Tasks.workflowEvents]: workflowEvents(deps),
+    [Tasks.workflowEventsSweep]: workflowEventsSweep(deps),
     [Tasks.workflowStep]: workflowStep(deps),
     [Tasks.workflowCancelProject]: workflowCancelProject(deps),
   };
@@ -43,4 +44,6 @@ export const CRONTAB = [
   `* * * * * ${Tasks.campaignSweep} ?max=1&queue=${Tasks.campaignSweep}&jobKey=${Tasks.campaignSweep}&priority=${JobPriority.campaign}`,
   // Fan-out only; each tracked segment gets its own job keyed by its id (segments-recompute.ts).
   `*/5 * * * * ${Tasks.segmentsRecompute} ?max=1&jobKey=${Tasks.segmentsRecompute}&priority=${JobPriority.maintenance}`,
+  // Safety net of coalesced enrolment (docs/workflows.md "Engine"): no queued event is stranded.
+  `* * * * * ${Tasks.workflowEventsSweep} ?max=1&jobKey=${Tasks.workflowEventsSweep}&priority=${JobPriority.workflowSteps}`,
 ].join('\n');

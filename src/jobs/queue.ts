@@ -15,8 +15,10 @@ export const Tasks = {
   campaignSend: 'campaign-send',
   campaignComplete: 'campaign-complete',
   campaignSweep: 'campaign-sweep',
-  /** Enrols contacts and resumes waits for committed events (enqueued by the events trigger, migration 0016). */
+  /** Enrols contacts and resumes waits for committed events (the events trigger's queue, keyed job per project: migration 0018). */
   workflowEvents: 'workflow-events',
+  /** Cron: re-enqueues the workflow-events job of projects whose queued events wait longer than a minute. */
+  workflowEventsSweep: 'workflow-events-sweep',
   /** Runs a batch of step executions of one workflow step (src/modules/workflows/engine). */
   workflowStep: 'workflow-step',
   /** Cancels the active executions of a project that was disabled (src/modules/workflows/engine/cancel.ts). */

@@ -1,15 +1,28 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import { handleWorkflowEvents } from '../modules/workflows/index.js';
+import { drainWorkflowEventQueue, handleWorkflowEvents, sweepWorkflowEventQueue } from '../modules/workflows/index.js';
 import type { JobDeps } from './deps.js';
 
-export const WorkflowEventsPayload = z.object({ eventIds: z.array(z.uuid()) });
+export const WorkflowEventsPayload = z.union([
+  /** Migration 0018: drain the project's `workflow_event_queue` (`chunk`: events per transaction, default 1,000). */
+  z.object({ projectId: z.uuid(), chunk: z.number().int().min(1).max(1000).optional() }),
+  /** Migrations 0016/0017 (jobs queued before the upgrade): these events. */
+  z.object({ eventIds: z.array(z.uuid()) }),
+]);
 
 /**
- * Enrols contacts and resumes waits for committed events (enqueued by the events trigger of
- * migration 0016). Set-based; a retry or a second run on the same ids changes nothing.
+ * Enrols contacts and resumes waits for committed events: those queued for the project by the
+ * events trigger (migration 0018, keyed job per project, see engine/queue.ts), or the ids of a job
+ * queued before it. Set-based; a retry or a second run changes nothing.
  */
 export const workflowEvents = (deps: JobDeps): Task => async (payload) => {
-  const { eventIds } = WorkflowEventsPayload.parse(payload);
-  await handleWorkflowEvents(deps.db, eventIds);
+  const p = WorkflowEventsPayload.parse(payload);
+  if ('eventIds' in p) await handleWorkflowEvents(deps.db, p.eventIds);
+  else await drainWorkflowEventQueue(deps.db, p.projectId, p.chunk === undefined ? {} : { chunk: p.chunk });
+};
+
+/** Every minute: the keyed job again for every project whose queued events wait longer than a minute. */
+export const workflowEventsSweep = (deps: JobDeps): Task => async (_payload, helpers) => {
+  const projects = await sweepWorkflowEventQueue(deps.db);
+  if (projects > 0) helpers.logger.info(`workflow events sweep: ${projects} project(s) re-enqueued`);
 };

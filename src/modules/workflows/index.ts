@@ -6,6 +6,7 @@ export { conditionOf, delaySeconds, parseStepConfig, STEP_CONFIG_SCHEMAS, type D
 export { workflowsUsingEvent, workflowsUsingField, workflowsUsingTemplate, type TemplateStepUse } from './usage.js';
 /** Engine (src/modules/workflows/engine): the workflow-events and workflow-step jobs, executions. */
 export { handleEvents as handleWorkflowEvents } from './engine/events.js';
+export { drainEventQueue as drainWorkflowEventQueue, sweepEventQueue as sweepWorkflowEventQueue } from './engine/queue.js';
 export { failStepBatch as failWorkflowStepBatch, runStepBatch as runWorkflowStepBatch } from './engine/run.js';
 export { cancelDisabledProjectExecutions, enqueueProjectCancel } from './engine/cancel.js';
 export { executionsRoutes } from './executions.routes.js';

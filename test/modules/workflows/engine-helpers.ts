@@ -91,3 +91,21 @@ export async function workflowJobs(db: Db, like?: string) {
     WHERE t.identifier IN ('workflow-events', 'workflow-step') AND (${like ?? null}::text IS NULL OR j.payload::text LIKE '%' || ${like ?? ''}::text || '%')`.execute(db.db);
   return rows;
 }
+
+/**
+ * Enrolment still to do for a project (migration 0018): its events in `workflow_event_queue` and
+ * its `workflow-events` jobs (keyed `workflow-events:<project>`, or a running one whose key
+ * graphile-worker cleared: matched by the payload's projectId).
+ */
+export async function enrolmentPending(db: Db, projectId: string) {
+  const { rows } = await sql<{ queued: number; jobs: number }>`
+    SELECT (SELECT count(*)::int FROM workflow_event_queue WHERE project_id = ${projectId}::uuid) AS queued,
+           (SELECT count(*)::int FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+            WHERE t.identifier = 'workflow-events' AND j.payload ->> 'projectId' = ${projectId}) AS jobs`.execute(db.db);
+  return rows[0] ?? { queued: 0, jobs: 0 };
+}
+
+/** Queue rows of these events (migration 0018). */
+export async function queuedEvents(db: Db, eventIds: readonly string[]) {
+  return db.db.selectFrom('workflow_event_queue').selectAll().where('event_id', 'in', eventIds.length ? [...eventIds] : ['00000000-0000-0000-0000-000000000000']).execute();
+}

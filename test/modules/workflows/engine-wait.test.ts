@@ -2,9 +2,9 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type TestProject } from '../../helpers/accounts.js';
 import { until } from '../../helpers/poll.js';
-import { handleWorkflowEvents, runWorkflowStepBatch } from '../../../src/modules/workflows/index.js';
+import { drainWorkflowEventQueue, handleWorkflowEvents, runWorkflowStepBatch } from '../../../src/modules/workflows/index.js';
 import { createSendTestApp, type SendTestApp } from '../emails/helpers.js';
-import { createWorkflow, executionsOf, stepsOf, track, waitForExecutions, workflowJobs } from './engine-helpers.js';
+import { createWorkflow, enrolmentPending, executionsOf, stepsOf, track, waitForExecutions, workflowJobs } from './engine-helpers.js';
 
 let t: SendTestApp;
 beforeAll(async () => {
@@ -75,8 +75,9 @@ describe('WAIT_FOR_EVENT', () => {
       const eventIds = (await t.db.db.selectFrom('events').select('id').where('project_id', '=', p.id).where('name', '=', 'paid').execute()).map((e) => e.id);
       const waits = await sql<{ id: string }>`SELECT id FROM workflow_step_executions WHERE workflow_id = ${wf.id}::uuid AND status = 'WAITING'`.execute(t.db.db);
       const ids = waits.rows.map((r) => r.id);
+      // The queue's drain (what the trigger's job runs) and a run on the ids (a job queued before migration 0018).
       await Promise.all([
-        handleWorkflowEvents(t.db.db, eventIds),
+        drainWorkflowEventQueue(t.db.db, p.id),
         ...ids.map((id) => runWorkflowStepBatch(t.deps, p.id, [id])),
         handleWorkflowEvents(t.db.db, eventIds),
       ]);
@@ -101,9 +102,10 @@ describe('WAIT_FOR_EVENT', () => {
       await sql`INSERT INTO events (project_id, contact_id, name, data) SELECT project_id, contact_id, 'paid', '{"via":"batch"}' FROM workflow_executions WHERE workflow_id = ${wf.id}::uuid`.execute(t.db.db);
       jobs = (await workflowJobs(t.db)).filter((j) => j.task === 'workflow-events');
       expect(jobs).toHaveLength(1);
-      expect((jobs[0]?.payload as { eventIds: string[] }).eventIds).toHaveLength(n);
-      const { resumed } = await handleWorkflowEvents(t.db.db, (jobs[0]?.payload as { eventIds: string[] }).eventIds);
-      expect(resumed).toBe(n);
+      expect(jobs[0]?.payload).toEqual({ projectId: p.id });
+      expect(await enrolmentPending(t.db, p.id)).toEqual({ queued: n, jobs: 1 });
+      const { resumed, chunks } = await drainWorkflowEventQueue(t.db.db, p.id);
+      expect([resumed, chunks]).toEqual([n, 1]);
     });
     const rows = await waitForExecutions(t.db, wf.id, n, ['COMPLETED']);
     expect(rows.every((r) => (r.event as { via?: string }).via === 'batch')).toBe(true);

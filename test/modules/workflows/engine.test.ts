@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type TestProject } from '../../helpers/accounts.js';
 import { until } from '../../helpers/poll.js';
 import { createSendTestApp, type SendTestApp } from '../emails/helpers.js';
-import { createWorkflow, executionsOf, stepsOf, track, waitForExecutions, workflowJobs } from './engine-helpers.js';
+import { createWorkflow, enrolmentPending, executionsOf, queuedEvents, stepsOf, track, waitForExecutions, workflowJobs } from './engine-helpers.js';
 
 let t: SendTestApp;
 beforeAll(async () => {
@@ -99,9 +99,11 @@ describe('workflow engine: step types end to end', () => {
     const wf = await createWorkflow(t.db, p.id, { eventName: 'lonely', steps: [], edges: [] });
     await track(t.app, p, { email: 'lonely@x.example', event: 'lonely' });
     await waitForExecutions(t.db, wf.id, 1, ['COMPLETED']);
+    await until('the first event handled', async () => (await enrolmentPending(t.db, p.id)).jobs === 0);
     const { event } = await track(t.app, p, { email: 'lonely@x.example', event: 'nobody_listens' });
-    // The job would have been enqueued in the event's own transaction, which has committed.
-    expect(await workflowJobs(t.db, event)).toEqual([]);
+    // The queue row and the job would have been written in the event's own transaction, which has committed.
+    expect(await queuedEvents(t.db, [event])).toEqual([]);
+    expect(await enrolmentPending(t.db, p.id)).toEqual({ queued: 0, jobs: 0 });
   });
 });
 
@@ -125,7 +127,10 @@ describe('workflow engine: enrolment rules', () => {
     await track(t.app, p, { email: 'r@x.example', event: 'login' });
     await waitForExecutions(t.db, again.id, 1, ['WAITING']);
     await track(t.app, p, { email: 'r@x.example', event: 'login' }); // while active: not enrolled
-    await until('the second event handled', async () => (await workflowJobs(t.db, 'eventIds')).length === 0);
+    await until('the second event handled', async () => {
+      const pending = await enrolmentPending(t.db, p.id);
+      return pending.queued === 0 && pending.jobs === 0;
+    });
     await waitForExecutions(t.db, again.id, 1, ['COMPLETED']);
     await track(t.app, p, { email: 'r@x.example', event: 'login' });
     await waitForExecutions(t.db, again.id, 2, ['COMPLETED']);
@@ -160,9 +165,11 @@ describe('workflow engine: enrolment rules', () => {
     });
     await track(t.app, p, { email: 'running@x.example', event: 'started' });
     await waitForExecutions(t.db, wf.id, 1, ['WAITING']);
+    await until('the first event handled', async () => (await enrolmentPending(t.db, p.id)).jobs === 0);
     await t.db.db.updateTable('workflows').set({ enabled: false }).where('id', '=', wf.id).execute();
     const { event } = await track(t.app, p, { email: 'late@x.example', event: 'started' });
-    expect(await workflowJobs(t.db, event)).toEqual([]);
+    expect(await queuedEvents(t.db, [event])).toEqual([]);
+    expect(await enrolmentPending(t.db, p.id)).toEqual({ queued: 0, jobs: 0 });
     await waitForExecutions(t.db, wf.id, 1, ['COMPLETED']);
     expect((await contactData('running@x.example')).data).toEqual({ done: true });
   });

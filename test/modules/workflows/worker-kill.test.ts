@@ -59,10 +59,15 @@ describe('workflow worker killed', () => {
       edges: [['trigger', 'check'], ['check', 'mail', 'yes'], ['mail', 'wait'], ['wait', 'mark']],
     });
     const contacts = await seedContacts(t.db, s.project.id, N, { tag: 'wk' });
-    // 30 statements of 10 events: 30 workflow-events jobs, many small step batches.
+    // 30 statements of 10 events, queued for the project's one workflow-events job (migration 0018),
+    // which is told to drain them 10 per transaction: 30 enrolment commits, many small step batches.
     for (let i = 0; i < N; i += 10) {
       await sql`INSERT INTO events (project_id, contact_id, name) SELECT ${s.project.id}::uuid, id, 'joined' FROM unnest(${contacts.slice(i, i + 10).map((c) => c.id)}::uuid[]) AS t(id)`.execute(t.db.db);
     }
+    const chunked = await sql`
+      UPDATE graphile_worker._private_jobs SET payload = (payload::jsonb || '{"chunk": 10}')::json
+      WHERE key = ${`workflow-events:${s.project.id}`}`.execute(t.db.db);
+    expect(Number(chunked.numAffectedRows)).toBe(1);
 
     const first = await startReadyWorker(t, sink.url);
     await until('some SEND_EMAIL steps done', async () => (await countSteps(wf.id, 'mail', 'COMPLETED')) >= 1, { timeoutMs: 30_000, intervalMs: 5 });

@@ -7,11 +7,13 @@ import { lockEnrolment, startExecutions } from './start.js';
 export const EVENTS_CHUNK = 1000;
 
 /**
- * The `workflow-events` job: for committed events (ids from the events trigger, migration 0016),
- * enrols contacts in the enabled workflows they trigger and resumes the executions waiting for
- * them. Chunks of {@link EVENTS_CHUNK}, per project, each one transaction. Running it again on
- * the same ids changes nothing: an execution is unique per (workflow, source event), and a
- * resumed wait is no longer WAITING.
+ * For committed events given by id (the `workflow-events` job's payload `{eventIds}` of migrations
+ * 0016/0017, still accepted for jobs queued before migration 0018; the trigger now queues events
+ * in `workflow_event_queue`, drained by engine/queue.ts), enrols contacts in the enabled
+ * workflows they trigger and resumes the executions waiting for them. Chunks of
+ * {@link EVENTS_CHUNK}, per project, each one transaction. Running it again on the same ids
+ * changes nothing: an execution is unique per (workflow, source event), and a resumed wait is no
+ * longer WAITING.
  */
 export async function handleEvents(db: Kysely<Database>, eventIds: readonly string[]): Promise<{ enrolled: number; resumed: number }> {
   let enrolled = 0;
@@ -21,14 +23,23 @@ export async function handleEvents(db: Kysely<Database>, eventIds: readonly stri
     const projects = await sql<{ project_id: string }>`
       SELECT DISTINCT project_id FROM events WHERE id = ANY(${chunk}::uuid[]) ORDER BY project_id`.execute(db);
     for (const { project_id: projectId } of projects.rows) {
-      await db.transaction().execute(async (trx) => {
-        // JIT compiling these short set-based statements cost more than running them (enrolment of 500: 756 → 231 ms).
-        await sql`SET LOCAL jit = off`.execute(trx);
-        enrolled += await enrol(trx, projectId, chunk);
-        resumed += await resumeWaits(trx, projectId, chunk);
-      });
+      const r = await db.transaction().execute((trx) => enrolAndResume(trx, projectId, chunk));
+      enrolled += r.enrolled;
+      resumed += r.resumed;
     }
   }
+  return { enrolled, resumed };
+}
+
+/**
+ * Enrolment then wait resumption for events of one project, in the caller's transaction (the
+ * coalesced queue's drain deletes its chunk in the same one: engine/queue.ts).
+ */
+export async function enrolAndResume(trx: Transaction<Database>, projectId: string, eventIds: readonly string[]): Promise<{ enrolled: number; resumed: number }> {
+  // JIT compiling these short set-based statements cost more than running them (enrolment of 500: 756 → 231 ms).
+  await sql`SET LOCAL jit = off`.execute(trx);
+  const enrolled = await enrol(trx, projectId, eventIds);
+  const resumed = await resumeWaits(trx, projectId, eventIds);
   return { enrolled, resumed };
 }
 
