@@ -136,6 +136,7 @@ export interface Database {
   workflow_transitions: WorkflowTransitionsTable;
   workflow_executions: WorkflowExecutionsTable;
   workflow_step_executions: WorkflowStepExecutionsTable;
+  workflow_enrolments: WorkflowEnrolmentsTable;
   workflow_event_queue: WorkflowEventQueueTable;
 }
 
@@ -481,3 +482,11 @@ export type WorkflowStepRow = Selectable<WorkflowStepsTable>;
 export type WorkflowTransitionRow = Selectable<WorkflowTransitionsTable>;
 export type WorkflowExecutionRow = Selectable<WorkflowExecutionsTable>;
 export type WorkflowStepExecutionRow = Selectable<WorkflowStepExecutionsTable>;
+
+/** Every (workflow, contact) that ever entered the workflow (migration 0019): the re-entry rule's record. */
+export interface WorkflowEnrolmentsTable {
+  project_id: string;
+  workflow_id: string;
+  contact_id: string;
+  created_at: Timestamp;
+}

@@ -82,6 +82,12 @@ export async function insertManualExecution(
     .values({ project_id: projectId, workflow_id: values.workflowId, contact_id: values.contactId, context: JSON.stringify(values.context) })
     .returning('id')
     .executeTakeFirstOrThrow();
+  // The re-entry record enrolment by events reads (migration 0019).
+  await trx
+    .insertInto('workflow_enrolments')
+    .values({ project_id: projectId, workflow_id: values.workflowId, contact_id: values.contactId })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
   return row.id;
 }
 

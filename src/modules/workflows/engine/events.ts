@@ -46,22 +46,38 @@ export async function enrolAndResume(trx: Transaction<Database>, projectId: stri
 /**
  * One execution per (enabled workflow triggered by the event's name, contact): the earliest of
  * the batch's events of that contact; none while one is active, none ever again when the
- * workflow does not allow re-entry. The unique indexes are the backstop (ON CONFLICT).
+ * workflow does not allow re-entry (workflow_enrolments). Unique indexes decide each rule.
  */
 async function enrol(trx: Transaction<Database>, projectId: string, eventIds: readonly string[]): Promise<number> {
   await lockEnrolment(trx, projectId);
+  // Every check is a unique-index probe (ON CONFLICT), never a plan that depends on fresh
+  // statistics (a burst fills these tables faster than autovacuum analyses them): `first` records
+  // each candidate in workflow_enrolments and returns those entering for the first time (the only
+  // ones a workflow without re-entry takes); the executions insert skips an active execution
+  // (workflow_executions_active_key) and a source event already used (workflow_executions_source_key).
   const { rows } = await sql<{ id: string }>`
+    WITH ev AS MATERIALIZED (
+      SELECT e.id, e.contact_id, e.name, e.data, e.created_at
+      FROM unnest(${eventIds}::uuid[]) AS i(id) JOIN events e ON e.id = i.id
+      WHERE e.project_id = ${projectId}::uuid
+    ),
+    cand AS MATERIALIZED (
+      SELECT DISTINCT ON (w.id, ev.contact_id) w.id AS workflow_id, w.allow_reentry, ev.contact_id, ev.id AS event_id, ev.data
+      FROM ev JOIN workflows w ON w.project_id = ${projectId}::uuid AND w.trigger_event = ev.name AND w.enabled
+      WHERE NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = ${projectId}::uuid AND p.disabled)
+      ORDER BY w.id, ev.contact_id, ev.created_at, ev.id
+    ),
+    first AS (
+      INSERT INTO workflow_enrolments (project_id, workflow_id, contact_id)
+      SELECT ${projectId}::uuid, workflow_id, contact_id FROM cand ORDER BY workflow_id, contact_id
+      ON CONFLICT DO NOTHING
+      RETURNING workflow_id, contact_id
+    )
     INSERT INTO workflow_executions (project_id, workflow_id, contact_id, trigger_event_id, event)
-    SELECT DISTINCT ON (w.id, e.contact_id) e.project_id, w.id, e.contact_id, e.id, e.data
-    FROM events e
-    JOIN workflows w ON w.project_id = e.project_id AND w.trigger_event = e.name AND w.enabled
-    JOIN projects p ON p.id = e.project_id AND NOT p.disabled
-    WHERE e.id = ANY(${eventIds}::uuid[]) AND e.project_id = ${projectId}::uuid
-      AND NOT EXISTS (
-        SELECT 1 FROM workflow_executions x
-        WHERE x.project_id = w.project_id AND x.workflow_id = w.id AND x.contact_id = e.contact_id
-          AND (NOT w.allow_reentry OR x.status IN ('RUNNING', 'WAITING')))
-    ORDER BY w.id, e.contact_id, e.created_at, e.id
+    SELECT ${projectId}::uuid, c.workflow_id, c.contact_id, c.event_id, c.data
+    FROM cand c
+    WHERE c.allow_reentry OR EXISTS (SELECT 1 FROM first f WHERE f.workflow_id = c.workflow_id AND f.contact_id = c.contact_id)
+    ORDER BY c.workflow_id, c.contact_id
     ON CONFLICT DO NOTHING
     RETURNING id`.execute(trx);
   await startExecutions(trx, projectId, rows.map((r) => r.id));
