@@ -20,6 +20,7 @@ import * as m0016 from './migrations/0016_workflow_enrolment.js';
 import * as m0017 from './migrations/0017_workflow_events_priority.js';
 import * as m0018 from './migrations/0018_workflow_event_queue.js';
 import * as m0019 from './migrations/0019_workflow_enrolments.js';
+import * as m0020 from './migrations/0020_workflow_trigger_skips_entered.js';
 import type { Database } from './schema.js';
 
 /** Every migration, in order. Add new files here: NNNN_name.ts. */
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '0017_workflow_events_priority': m0017,
   '0018_workflow_event_queue': m0018,
   '0019_workflow_enrolments': m0019,
+  '0020_workflow_trigger_skips_entered': m0020,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -27,6 +27,29 @@ describe('re-entry record (workflow_enrolments)', () => {
     expect(rows[0]?.n).toBe(1);
   });
 
+  it('an entered contact of a workflow without re-entry costs a tracked event nothing: no queue row, no job', async () => {
+    const { project: p } = await newProject(t.app);
+    const wf = await createWorkflow(t.db, p.id, { eventName: 'visit', steps: [], edges: [] });
+    const reentry = await createWorkflow(t.db, p.id, { eventName: 'visit', allowReentry: true, steps: [], edges: [] });
+    const { contact } = await track(t.app, p, { email: 'back@x.example', event: 'visit' });
+    await waitForExecutions(t.db, wf.id, 1, ['COMPLETED']);
+    await waitForExecutions(t.db, reentry.id, 1, ['COMPLETED']);
+    /** What the events trigger queues for one more `visit` of the contact, read before the commit (the worker cannot drain it first). */
+    const queuedByNextVisit = () =>
+      t.db.db.transaction().execute(async (trx) => {
+        await sql`INSERT INTO events (project_id, contact_id, name, data) VALUES (${p.id}::uuid, ${contact}::uuid, 'visit', '{}')`.execute(trx);
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM workflow_event_queue WHERE project_id = ${p.id}::uuid`.execute(trx);
+        return rows[0]?.n;
+      });
+    await sql`UPDATE workflows SET enabled = false WHERE id = ${reentry.id}::uuid`.execute(t.db.db);
+    expect(await queuedByNextVisit()).toBe(0);
+    // The re-entry workflow enabled again: the same contact's next event is queued and enrolled.
+    await sql`UPDATE workflows SET enabled = true WHERE id = ${reentry.id}::uuid`.execute(t.db.db);
+    expect(await queuedByNextVisit()).toBe(1);
+    await waitForExecutions(t.db, reentry.id, 2, ['COMPLETED']);
+    expect((await executionsOf(t.db, wf.id)).length).toBe(1);
+  });
+
   it('6 batches of 1,000 new contacts each enrol all 1,000 (each rule a key probe as executions pile up)', async () => {
     const { project: p } = await newProject(t.app);
     const wf = await createWorkflow(t.db, p.id, { eventName: 'signup', steps: [{ key: 'hold', type: 'DELAY', config: { amount: 1, unit: 'days' } }], edges: [['trigger', 'hold']] });
