@@ -136,7 +136,7 @@ export async function listStepExecutions(db: Kysely<Database>, projectId: string
     SELECT se.id, se.step_id, s.type, s.name, se.status, se.branch, se.output, se.error, se.attempts, se.due_at, se.started_at, se.completed_at
     FROM workflow_step_executions se JOIN workflow_steps s ON s.project_id = se.project_id AND s.id = se.step_id
     WHERE se.project_id = ${projectId}::uuid AND se.execution_id = ${executionId}::uuid
-    ORDER BY se.created_at, se.id`.execute(db);
+    ORDER BY se.created_at, se.completed_at NULLS LAST, se.id`.execute(db); // TRIGGER and its successor share a transaction (and its created_at); the TRIGGER is the completed one
   return rows.map((r) => ({
     id: r.id,
     stepId: r.step_id,

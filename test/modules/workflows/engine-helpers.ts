@@ -65,7 +65,8 @@ export async function stepsOf(db: Db, executionId: string) {
   const { rows } = await sql<{ id: string; key: string; type: WorkflowStepType; status: StepExecutionStatus; branch: WorkflowBranch | null; output: unknown; error: string | null; attempts: number }>`
     SELECT se.id, s.name AS key, s.type, se.status, se.branch, se.output, se.error, se.attempts
     FROM workflow_step_executions se JOIN workflow_steps s ON s.id = se.step_id
-    WHERE se.execution_id = ${executionId}::uuid ORDER BY se.created_at, se.id`.execute(db.db);
+    WHERE se.execution_id = ${executionId}::uuid
+    ORDER BY se.created_at, s.created_at, se.id`.execute(db.db); // visits of one transaction share created_at (and v7 ids of one millisecond are not ordered): the steps were written in graph order
   return rows;
 }
 
