@@ -35,10 +35,16 @@ export async function listTransitions(db: Db, projectId: string, workflowId: str
   return db.selectFrom('workflow_transitions').selectAll().where('project_id', '=', projectId).where('workflow_id', '=', workflowId).orderBy('created_at').orderBy('id').execute();
 }
 
-/** A step of this workflow (undefined for a malformed id or a step of another workflow). */
-export async function findStep(db: Db, projectId: string, workflowId: string, stepId: string): Promise<WorkflowStepRow | undefined> {
+/**
+ * A step of this workflow (undefined for a malformed id or a step of another workflow).
+ * `forUpdate` locks the row: that waits for any uncommitted step execution the engine is inserting
+ * for it (its foreign key holds KEY SHARE), so a count taken afterwards sees that execution.
+ */
+export async function findStep(db: Db, projectId: string, workflowId: string, stepId: string, opts: { forUpdate?: boolean } = {}): Promise<WorkflowStepRow | undefined> {
   if (!isUuid(stepId)) return undefined;
-  return db.selectFrom('workflow_steps').selectAll().where('project_id', '=', projectId).where('workflow_id', '=', workflowId).where('id', '=', stepId).executeTakeFirst();
+  let q = db.selectFrom('workflow_steps').selectAll().where('project_id', '=', projectId).where('workflow_id', '=', workflowId).where('id', '=', stepId);
+  if (opts.forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
 }
 
 /** The y just below the lowest step (the "stacked" default position), x of that step. */

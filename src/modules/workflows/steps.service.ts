@@ -42,8 +42,9 @@ async function editGraph<T>(db: Db, projectId: string, workflowId: string, edit:
   });
 }
 
+/** The step, locked: the executions-at-step checks of edits and deletes then see every committed arrival. */
 async function requireStep(trx: Trx, projectId: string, workflowId: string, stepId: string): Promise<WorkflowStepRow> {
-  const step = await findStep(trx, projectId, workflowId, stepId);
+  const step = await findStep(trx, projectId, workflowId, stepId, { forUpdate: true });
   if (!step) throw notFound('Step');
   return step;
 }
