@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppDeps } from '../../../src/app-deps.js';
@@ -68,6 +69,10 @@ describe('auto-disable on a bad 7-day reputation', () => {
     expectEnvelope(await listContacts(project), 403, 'PROJECT_DISABLED');
     const line = logLines.find((l) => l.projectId === project.id && /auto-disabled/.test(l.msg));
     expect(line?.reason).toBe('bounce rate 10.00% ≥ 10%');
+    // Its workflow executions are cancelled by a job queued in the disabling transaction.
+    const { rows: cancelJobs } = await sql<{ key: string }>`
+      SELECT key FROM graphile_worker._private_jobs WHERE key = ${`workflow-cancel-project:${project.id}`}`.execute(t.db.db);
+    expect(cancelJobs).toHaveLength(1);
 
     // Notifications keep being applied to a disabled project; re-enabling is the operator's call.
     await notify('Bounce', messageIds.slice(10, 11));
