@@ -11,28 +11,31 @@ export const STEP_MAX_ATTEMPTS = 25;
 export const stepJobKey = (firstStepExecutionId: string): string => `workflow-step:${firstStepExecutionId}`;
 
 /**
- * Enqueues `workflow-step` jobs for step executions, grouped by step (a job works on one step's
- * executions set-based) in chunks of {@link STEP_BATCH}, at `runAt` (default now), in the caller's
- * transaction: the rows and their jobs commit together. One statement.
+ * Enqueues `workflow-step` jobs for step executions, grouped by step and due time (a job works on
+ * one step's executions set-based) in chunks of {@link STEP_BATCH}, each at its rows' `runAt` (or
+ * the default `runAt`; none: now), in the caller's transaction: the rows and their jobs commit
+ * together. One statement.
  */
 export async function enqueueStepJobs(
   trx: Transaction<Database>,
   projectId: string,
-  rows: readonly { id: string; stepId: string }[],
+  rows: readonly { id: string; stepId: string; runAt?: Date | null }[],
   runAt?: Date,
 ): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     WITH r AS (
-      SELECT id, step_id, (row_number() OVER (PARTITION BY step_id ORDER BY id) - 1) / ${STEP_BATCH}::int AS chunk
-      FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.stepId)}::uuid[]) AS t(id, step_id)
+      SELECT id, step_id, run_at,
+             (row_number() OVER (PARTITION BY step_id, run_at ORDER BY id) - 1) / ${STEP_BATCH}::int AS chunk
+      FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.stepId)}::uuid[],
+                  ${rows.map((r) => (r.runAt ?? runAt ?? null)?.toISOString() ?? null)}::timestamptz[]) AS t(id, step_id, run_at)
     )
     SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
       SELECT ROW(${Tasks.workflowStep}::text,
                  json_build_object('projectId', ${projectId}::text, 'ids', array_agg(id ORDER BY id)),
-                 NULL::text, ${runAt ?? null}::timestamptz, ${STEP_MAX_ATTEMPTS}::int,
+                 NULL::text, run_at, ${STEP_MAX_ATTEMPTS}::int,
                  'workflow-step:' || min(id::text), ${JobPriority.workflowSteps}::int, NULL::text[])::graphile_worker.job_spec
-      FROM r GROUP BY step_id, chunk
+      FROM r GROUP BY step_id, run_at, chunk
     ))`.execute(trx);
 }
 
@@ -47,18 +50,4 @@ export async function deleteSingleStepJobs(trx: Transaction<Database>, stepExecu
     DELETE FROM graphile_worker._private_jobs j
     WHERE j.key = ANY(${stepExecutionIds.map(stepJobKey)}::text[]) AND j.locked_at IS NULL
       AND json_array_length(j.payload -> 'ids') = 1`.execute(trx);
-}
-
-/** Jobs for step executions each due at its own time (rows due together share a job). */
-export async function enqueueStepJobsAt(
-  trx: Transaction<Database>,
-  projectId: string,
-  rows: readonly { id: string; stepId: string; runAt: Date | null }[],
-): Promise<void> {
-  const byTime = new Map<number, { id: string; stepId: string }[]>();
-  for (const r of rows) {
-    const t = r.runAt?.getTime() ?? 0;
-    byTime.set(t, [...(byTime.get(t) ?? []), { id: r.id, stepId: r.stepId }]);
-  }
-  for (const [t, group] of byTime) await enqueueStepJobs(trx, projectId, group, t === 0 ? undefined : new Date(t));
 }

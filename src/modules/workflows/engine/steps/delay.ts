@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { DelayConfig, delaySeconds } from '../../steps.schema.js';
-import { enqueueStepJobsAt } from '../jobs.js';
+import { enqueueStepJobs } from '../jobs.js';
 import { emptyResults, type StepHandler } from '../types.js';
 import { enterWaiting } from './waiting.js';
 
@@ -23,6 +23,6 @@ export const delay: StepHandler = async (ctx, rows) => {
     else early.push(row);
   }
   // A job that ran before its step was due (re-enqueued by hand, clock change): wait again.
-  await enqueueStepJobsAt(ctx.trx, ctx.projectId, early.map((r) => ({ id: r.id, stepId: r.stepId, runAt: r.dueAt })));
+  await enqueueStepJobs(ctx.trx, ctx.projectId, early.map((r) => ({ id: r.id, stepId: r.stepId, runAt: r.dueAt })));
   return results;
 };

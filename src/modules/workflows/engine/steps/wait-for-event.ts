@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { WaitForEventConfig } from '../../steps.schema.js';
 import { resumeLocked } from '../events.js';
-import { enqueueStepJobsAt } from '../jobs.js';
+import { enqueueStepJobs } from '../jobs.js';
 import { emptyResults, type StepHandler, type StepRow } from '../types.js';
 import { enterWaiting } from './waiting.js';
 
@@ -35,6 +35,6 @@ export const waitForEvent: StepHandler = async (ctx, rows) => {
     if (row.dueAt !== null && row.dueAt <= now) results.done.push({ row, branch: 'timeout', output: { timedOut: true } });
     else if (row.dueAt !== null) later.push(row);
   }
-  await enqueueStepJobsAt(ctx.trx, ctx.projectId, later.map((r) => ({ id: r.id, stepId: r.stepId, runAt: r.dueAt })));
+  await enqueueStepJobs(ctx.trx, ctx.projectId, later.map((r) => ({ id: r.id, stepId: r.stepId, runAt: r.dueAt })));
   return results;
 };
