@@ -56,6 +56,12 @@ const opts = {
   /** Every Nth contact has plan "free" (the CONDITION's no branch: no email); 0 = none. */
   freeEvery: Number(arg('free-every', '10')),
   delayMinutes: Number(arg('delay-minutes', '1')),
+  /**
+   * The engine alone: the server runs as ROLE=api (embedded PostgreSQL) and a ROLE=worker
+   * process against its database starts once the burst is accepted, so the steps are timed
+   * from a queue of enrolments instead of at the pace of the track burst.
+   */
+  split: flag('split'),
   // wait
   executions: Number(arg('executions', '100000')),
   fire: Number(arg('fire', '10000')),
@@ -92,12 +98,12 @@ async function startServer(extraEnv) {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-workflows-'));
   chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as `postgres` and must reach its folder
   const port = await freePort();
-  const env = {
-    ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(tmp, 'data'), LOG_LEVEL: opts.logLevel,
+  const env = { ...process.env };
+  for (const name of ['DATABASE_URL', 'ROLE', 'SECRET', 'PUBLIC_URL', 'REDIS_URL', 'SMTP_URL']) delete env[name];
+  Object.assign(env, {
+    PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(tmp, 'data'), LOG_LEVEL: opts.logLevel,
     RATE_LIMIT_PER_MINUTE: '10000000', ...extraEnv,
-  };
-  for (const name of ['DATABASE_URL', 'ROLE', 'SECRET', 'PUBLIC_URL', 'REDIS_URL']) delete env[name];
-  if (!extraEnv.SMTP_URL) delete env.SMTP_URL;
+  });
   const logFile = path.join(tmp, 'server.log');
   const logFd = openSync(logFile, 'a');
   const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProf)}`] : [];
@@ -136,6 +142,23 @@ async function startServer(extraEnv) {
       await Promise.race([exited, sleep(60_000)]);
       if (opts.keep) console.log(`kept ${tmp}`);
       else rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A ROLE=worker process on the server's database (the scaled-out deployment of docs/operations.md). */
+async function startWorker(server) {
+  const logFd = openSync(server.logFile.replace(/server\.log$/, 'worker.log'), 'a');
+  const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProf)}`] : [];
+  const env = { ...server.env, ROLE: 'worker', DATABASE_URL: server.databaseUrl };
+  const child = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/server.ts'], { cwd: root, env, stdio: ['ignore', logFd, logFd] });
+  closeSync(logFd);
+  return {
+    pid: child.pid,
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, sleep(60_000)]);
     },
   };
 }
@@ -421,7 +444,8 @@ const BODY = `<html><body><table><tr><td><h1>Welcome {{firstName ?? there}}</h1>
 
 async function stepsMode() {
   const sink = await startSmtpSink({ keepRaw: false });
-  const server = await startServer({ SMTP_URL: sink.url });
+  const server = await startServer({ SMTP_URL: sink.url, ...(opts.split ? { ROLE: 'api' } : {}) });
+  let worker;
   try {
     console.log(`machine: ${machine()}`);
     const { client } = server;
@@ -450,10 +474,17 @@ async function stepsMode() {
     const b = await burst(server.base, project.public, opts.contacts, (i) => ({ email: `member${i}@example.com`, event: 'signup', data: { firstName: `Member${i}`, plan: isFree(i) ? 'free' : 'pro' } }), deadline);
     console.log(`  burst: ${b.ok} accepted in ${b.seconds.toFixed(1)} s (${fmt(b.ok / b.seconds)}/s), ${b.failed.length} failed, ${b.retries} retried 503/429${b.failed.length ? ` e.g. ${JSON.stringify(b.failed[0])}` : ''}`);
 
+    // --split: the worker starts now; the steps are timed from here (the burst is a queue).
+    const workerAt = Date.now();
+    if (opts.split) {
+      worker = await startWorker(server);
+      console.log(`  worker (ROLE=worker, pid ${worker.pid}) started ${((workerAt - startedAt) / 1000).toFixed(1)} s after the first track`);
+    }
+    const cpuW0 = worker ? cpuSeconds(worker.pid) : 0;
     const total = b.ok;
     const done = await until('executions', () => executionStatuses(client, project.id, wf.id), (s) => (s.COMPLETED ?? 0) + (s.EXITED ?? 0) + (s.FAILED ?? 0) + (s.CANCELLED ?? 0) >= total, 2000, (s) => JSON.stringify(s));
     const finishedAt = Date.now();
-    const cpu = { node: cpuSeconds(server.pid) - cpu0.node, pg: postgresCpu(server.pid) - cpu0.pg };
+    const cpu = { node: cpuSeconds(server.pid) - cpu0.node, pg: postgresCpu(server.pid) - cpu0.pg, worker: worker ? cpuSeconds(worker.pid) - cpuW0 : 0 };
     // Mail: every workflow email final, then the sink idle.
     const emailsFinal = await until(
       'emails',
@@ -485,7 +516,8 @@ async function stepsMode() {
       return { start, end, n: rows.reduce((s, r) => s + r.n, 0) };
     };
     // Phase 1: from the first track sent until the last step before the delay completed.
-    const p1 = span(completedOf(['TRIGGER', 'CONDITION', 'SEND_EMAIL']), startedAt);
+    const t0 = opts.split ? workerAt : startedAt;
+    const p1 = span(completedOf(['TRIGGER', 'CONDITION', 'SEND_EMAIL']), t0);
     // Phase 2: from the first delay that ended until the last UPDATE_CONTACT.
     const delays = completedOf(['DELAY']);
     const p2rows = completedOf(['DELAY', 'UPDATE_CONTACT']);
@@ -527,15 +559,16 @@ async function stepsMode() {
     console.log(`
   executions      ${JSON.stringify(statuses)} of ${total} enrolled${done.ok ? '' : ' (NOT all final: timed out)'}; all final ${((finishedAt - startedAt) / 1000).toFixed(1)} s after the first track
   step executions ${['TRIGGER', 'CONDITION', 'SEND_EMAIL', 'DELAY', 'UPDATE_CONTACT'].map((t) => `${t} ${typeLine(t) || '-'}`).join(' · ')}
-  phase 1         track burst + TRIGGER/CONDITION/SEND_EMAIL: ${fmt(p1.n)} steps in ${((p1.end - p1.start) / 1000).toFixed(1)} s from the first track = ${fmt(p1.n / ((p1.end - p1.start) / 1000))} steps/s (${fmt(p1.n / ((p1.end - firstStep) / 1000))}/s from the first TRIGGER completed, ${((firstStep - p1.start) / 1000).toFixed(1)} s after the first track); the burst ended ${(b.seconds).toFixed(1)} s after the first track
+  phase 1         ${opts.split ? 'worker start' : 'track burst'} + TRIGGER/CONDITION/SEND_EMAIL: ${fmt(p1.n)} steps in ${((p1.end - p1.start) / 1000).toFixed(1)} s from the ${opts.split ? 'worker start' : 'first track'} = ${fmt(p1.n / ((p1.end - p1.start) / 1000))} steps/s (${fmt(p1.n / ((p1.end - firstStep) / 1000))}/s from the first TRIGGER completed, ${((firstStep - p1.start) / 1000).toFixed(1)} s after the ${opts.split ? 'worker start' : 'first track'}); the burst ended ${(b.seconds).toFixed(1)} s after the first track
   phase 2         DELAY ends + UPDATE_CONTACT: ${fmt(p2.n)} steps in ${((p2.end - p2.start) / 1000).toFixed(1)} s = ${fmt(p2.n / ((p2.end - p2.start) / 1000))} steps/s (paced by when each delay ends)
   steps/s         ${fmt(steps)} step executions completed in ${busy.toFixed(1)} s outside the delay wait (phases overlap ${(overlap / 1000).toFixed(1)} s) = ${fmt(steps / busy)} steps/s (target ≥ 2,000); busiest 10 s ${fmt(best)}/s
   mail            ${emails.length} workflow emails (expected ${expectedMail}), statuses ${JSON.stringify(emails.reduce((a, e) => ({ ...a, [e.status]: (a[e.status] ?? 0) + 1 }), {}))}; all final ${emailsFinal.seconds.toFixed(1)} s after the executions; the last message reached the sink ${((lastMessage - startedAt) / 1000).toFixed(1)} s after the first track (${fmt(received.length / ((lastMessage - startedAt) / 1000))} emails/s overall)
   sink            ${received.length} messages, ${distinct.size} distinct Message-IDs, ${received.length - distinct.size} duplicates, ${missing} missing; ${[...perAddress.values()].filter((n) => n > 1).length} addresses twice; ${proMissing} "pro" contacts without mail; ${toFree} to "free" contacts
   UPDATE_CONTACT  ${updated.onboarded} of ${updated.n} contacts onboarded=true (expected ${expectedMail})
-  CPU seconds     server node ${cpu.node.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s (first track → all executions final)  bench+sink ${((process.cpuUsage(cpu0.bench).user + process.cpuUsage(cpu0.bench).system) / 1e6).toFixed(1)} s
+  CPU seconds     server node ${cpu.node.toFixed(1)} s${worker ? `  worker node ${cpu.worker.toFixed(1)} s` : ''}  postgres ${cpu.pg.toFixed(1)} s (first track → all executions final)  bench+sink ${((process.cpuUsage(cpu0.bench).user + process.cpuUsage(cpu0.bench).system) / 1e6).toFixed(1)} s
   server peak RSS ${fmt(peakRss(server.pid))} MiB (node process, VmHWM)`);
   } finally {
+    await worker?.stop();
     await server.stop();
     await sink.close();
   }
