@@ -3,6 +3,7 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './app-deps.js';
+import type { ProjectRole } from './db/schema.js';
 import { authPlugin } from './http/auth.js';
 import { bodyTimeoutPlugin, clientErrorHandler, serverRequestTimeoutMs } from './http/body-timeout.js';
 import { AuthMode } from './http/context.js';
@@ -37,6 +38,8 @@ export interface RouteSummary {
   method: string;
   url: string;
   auth: AuthMode;
+  /** `config.roles`: the project roles allowed (tests walk it for the permission matrix). */
+  roles?: readonly ProjectRole[];
 }
 
 declare module 'fastify' {
@@ -93,7 +96,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
     }
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
-      if (method !== 'HEAD') routes.push({ method, url: route.url, auth: route.config?.auth ?? AuthMode.secret });
+      if (method !== 'HEAD') routes.push({ method, url: route.url, auth: route.config?.auth ?? AuthMode.secret, roles: route.config?.roles });
     }
   });
   app.setValidatorCompiler(validatorCompiler);

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Database, ProjectRole } from '../db/schema.js';
 import { PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX } from '../lib/keys.js';
 import { isUuid } from '../lib/uuid.js';
-import { ApiError, ErrorCode } from './errors.js';
-import { AuthMode, type ProjectContext } from './context.js';
+import { ApiError, ErrorCode, forbidden, notFound } from './errors.js';
+import { AuthMode, type ProjectContext, Roles } from './context.js';
 import { SESSION_COOKIE, type SessionClaims, type Sessions } from './session.js';
 
 const NEEDS_SECRET = 'This endpoint requires a secret key (sk_…), not a public key (pk_…)';
@@ -66,6 +66,60 @@ async function projectByMembership(
     .executeTakeFirst();
 }
 
+/**
+ * The session user and their membership of `projectId` in one query: no row when the session
+ * is not live, a row with a null role when the user is not a member of that project.
+ */
+async function sessionMembership(
+  db: Kysely<Database>,
+  claims: SessionClaims,
+  projectId: string,
+): Promise<{ project: ProjectContext | undefined } | undefined> {
+  const row = await db
+    .selectFrom('users as u')
+    .leftJoin('memberships as m', (join) => join.onRef('m.user_id', '=', 'u.id').on('m.project_id', '=', projectId))
+    .leftJoin('projects as p', 'p.id', 'm.project_id')
+    .select(['p.id', 'p.disabled', 'p.disabled_reason', 'p.tracking', 'm.role'])
+    .where('u.id', '=', claims.userId)
+    .where(liveSession(claims))
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { id, disabled, disabled_reason, tracking, role } = row;
+  const project = id !== null && disabled !== null && tracking !== null && role !== null ? { id, disabled, disabled_reason, tracking, role } : undefined;
+  return { project };
+}
+
+/** The `:id` path parameter: the project of a `user` route that declares `config.roles`. */
+function pathProjectId(request: FastifyRequest): string | undefined {
+  const params = request.params;
+  if (typeof params !== 'object' || params === null || !('id' in params)) return undefined;
+  return typeof params.id === 'string' ? params.id : undefined;
+}
+
+function assertRole(role: ProjectRole | undefined, allowed: readonly ProjectRole[]): void {
+  if (role && !allowed.includes(role)) {
+    throw forbidden(`This needs the ${allowed.join(' or ')} role in the project; yours is ${role}`);
+  }
+}
+
+/** A `user` route acting on the project in its path: members only (404 to others, as for a missing project). */
+async function authenticateProjectUser(
+  db: Kysely<Database>,
+  claims: SessionClaims,
+  request: FastifyRequest,
+  roles: readonly ProjectRole[],
+): Promise<ProjectContext> {
+  const projectId = pathProjectId(request);
+  const found =
+    projectId && isUuid(projectId)
+      ? await sessionMembership(db, claims, projectId)
+      : (await sessionUserExists(db, claims)) ? { project: undefined } : undefined;
+  if (!found) throw unauthorized('Your session has ended: log in again');
+  if (!found.project) throw notFound('Project');
+  assertRole(found.project.role, roles);
+  return found.project;
+}
+
 async function authenticateKey(db: Kysely<Database>, mode: AuthMode, key: string): Promise<ProjectContext> {
   const isSecret = key.startsWith(SECRET_KEY_PREFIX);
   const isPublic = key.startsWith(PUBLIC_KEY_PREFIX);
@@ -97,7 +151,10 @@ async function authenticate(db: Kysely<Database>, sessions: Sessions, request: F
           : 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"',
       );
     }
-    if (mode === AuthMode.user) {
+    const roles = request.routeOptions.config.roles;
+    if (mode === AuthMode.user && roles) {
+      request.project = await authenticateProjectUser(db, claims, request, roles);
+    } else if (mode === AuthMode.user) {
       if (!(await sessionUserExists(db, claims))) throw unauthorized('Your session has ended: log in again');
     } else {
       const header = request.headers['x-project-id'];
@@ -105,6 +162,7 @@ async function authenticate(db: Kysely<Database>, sessions: Sessions, request: F
       if (!projectId) throw unauthorized('Send the X-Project-Id header with the session cookie, or use an API key');
       const project = isUuid(projectId) ? await projectByMembership(db, claims, projectId) : undefined;
       if (!project) throw new ApiError(403, ErrorCode.FORBIDDEN, 'You are not a member of this project (or your session has ended)');
+      assertRole(project.role, roles ?? Roles.members);
       request.project = project;
     }
     request.user = { id: claims.userId };
@@ -129,6 +187,12 @@ export const authPlugin = fp(
   async (app: FastifyInstance, opts: { db: Kysely<Database>; sessions: Sessions }) => {
     app.decorateRequest('project', undefined);
     app.decorateRequest('user', undefined);
+    app.addHook('onRoute', (route) => {
+      const { auth = AuthMode.secret, roles } = route.config ?? {};
+      // A misdeclared route fails at startup rather than answering wrongly.
+      if (roles && auth !== AuthMode.user && auth !== AuthMode.secret) throw new Error(`${route.url}: config.roles needs auth 'user' or 'secret'`);
+      if (roles && auth === AuthMode.user && !/\/:id(\/|$)/.test(route.url)) throw new Error(`${route.url}: config.roles on a 'user' route needs the project as its :id`);
+    });
     app.addHook('onRequest', async (request) => {
       await authenticate(opts.db, opts.sessions, request);
     });

@@ -13,6 +13,22 @@ export const AuthMode = {
 } as const;
 export type AuthMode = (typeof AuthMode)[keyof typeof AuthMode];
 
+/**
+ * Project roles that may call a route (DESIGN §4), declared as `config.roles` next to the route
+ * and enforced by the auth hook (docs/members.md "Permission matrix"). On `user` routes the
+ * project is the `:id` path parameter and the declaration is required (a route under
+ * `/projects/:id` without one fails the permission-matrix test); on `secret` routes it applies
+ * to session callers (X-Project-Id) and defaults to every member; API keys pass it.
+ */
+export const Roles = {
+  /** Every member: project resources. */
+  members: ['OWNER', 'ADMIN', 'MEMBER'],
+  /** Members (not owners), keys, settings, the webhook secret. */
+  admins: ['OWNER', 'ADMIN'],
+  /** Everything, including delete, reset and billing. */
+  owners: ['OWNER'],
+} as const satisfies Record<string, readonly ProjectRole[]>;
+
 /** How requests of a route count against rate limits. Default: by project when authenticated. */
 export type RateLimitMode = 'project' | 'ip' | false;
 
@@ -33,6 +49,8 @@ export interface UserContext {
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /** Project roles allowed (see `Roles`); `user` routes with a project `:id` must declare it. */
+    roles?: readonly ProjectRole[];
     rateLimit?: RateLimitMode;
     /** Honour the Idempotency-Key header (SPEC Common header). */
     idempotent?: boolean;

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
+import { Roles } from '../../http/context.js';
 import { ApiError, ErrorCode, notFound } from '../../http/errors.js';
 import { findProjectOfUser, insertProject, listProjectsOfUser, rowToProject } from './projects.repo.js';
 import { CreateProjectBody, Project, ProjectIdParams, UpdateProjectBody, WebhookSecret } from './projects.schema.js';
@@ -15,6 +16,9 @@ function userId(request: FastifyRequest): string {
 export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const config = { auth: 'user' } as const;
+  const members = { auth: 'user', roles: Roles.members } as const;
+  const admins = { auth: 'user', roles: Roles.admins } as const;
+  const owners = { auth: 'user', roles: Roles.owners } as const;
   const tags = ['Projects'];
 
   r.get('/users/@me/projects', {
@@ -33,7 +37,7 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
   });
 
   r.get('/users/@me/projects/:id', {
-    config,
+    config: members,
     schema: { tags, summary: 'One of your projects', params: ProjectIdParams, response: { 200: Project } },
     handler: async (request) => {
       const project = await findProjectOfUser(deps.db, userId(request), request.params.id);
@@ -43,14 +47,14 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
   });
 
   r.patch('/users/@me/projects/:id', {
-    config,
+    config: admins,
     schema: { tags, summary: 'Update name or tracking (OWNER, ADMIN)', params: ProjectIdParams, body: UpdateProjectBody, response: { 200: Project } },
     handler: async (request) =>
       rowToProject(await updateProjectSettings(deps.db, { userId: userId(request), projectId: request.params.id, patch: request.body })),
   });
 
   r.delete('/users/@me/projects/:id', {
-    config,
+    config: owners,
     schema: { tags, summary: 'Delete a project and all its data (OWNER)', params: ProjectIdParams },
     handler: async (request, reply) => {
       await removeProject(deps.db, { userId: userId(request), projectId: request.params.id });
@@ -59,20 +63,20 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
   });
 
   r.post('/users/@me/projects/:id/regenerate-keys', {
-    config,
+    config: admins,
     schema: { tags, summary: 'Replace both API keys at once (OWNER, ADMIN); the old ones stop working immediately', params: ProjectIdParams, response: { 200: Project } },
     handler: async (request) =>
       rowToProject(await regenerateProjectKeys(deps.db, { userId: userId(request), projectId: request.params.id })),
   });
 
   r.get('/users/@me/projects/:id/webhook-secret', {
-    config,
+    config: admins,
     schema: { tags, summary: 'The secret that signs WEBHOOK step calls (OWNER, ADMIN)', params: ProjectIdParams, response: { 200: WebhookSecret } },
     handler: async (request) => ({ secret: await readWebhookSecret(deps.db, { userId: userId(request), projectId: request.params.id }) }),
   });
 
   r.post('/users/@me/projects/:id/webhook-secret/rotate', {
-    config,
+    config: admins,
     schema: { tags, summary: 'Replace the webhook signing secret (OWNER, ADMIN); calls are signed with the new one at once', params: ProjectIdParams, response: { 200: WebhookSecret } },
     handler: async (request) => ({ secret: await rotateWebhookSecret(deps.db, { userId: userId(request), projectId: request.params.id }) }),
   });
