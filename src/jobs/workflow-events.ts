@@ -15,10 +15,14 @@ export const WorkflowEventsPayload = z.union([
  * events trigger (migration 0018, keyed job per project, see engine/queue.ts), or the ids of a job
  * queued before it. Set-based; a retry or a second run changes nothing.
  */
-export const workflowEvents = (deps: JobDeps): Task => async (payload) => {
+export const workflowEvents = (deps: JobDeps): Task => async (payload, helpers) => {
   const p = WorkflowEventsPayload.parse(payload);
-  if ('eventIds' in p) await handleWorkflowEvents(deps.db, p.eventIds);
-  else await drainWorkflowEventQueue(deps.db, p.projectId, p.chunk === undefined ? {} : { chunk: p.chunk });
+  if ('eventIds' in p) {
+    await handleWorkflowEvents(deps.db, p.eventIds);
+    return;
+  }
+  const { dropped } = await drainWorkflowEventQueue(deps.db, p.projectId, p.chunk === undefined ? {} : { chunk: p.chunk });
+  for (const d of dropped) helpers.logger.error(`workflow events: event ${d.eventId} of project ${p.projectId} not enrolled (permanent error): ${d.error}`);
 };
 
 /** Every minute: the keyed job again for every project whose queued events wait longer than a minute. */

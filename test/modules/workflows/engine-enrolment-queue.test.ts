@@ -46,9 +46,11 @@ describe('coalesced enrolment', () => {
       expect(await enrolmentPending(t.db, p.id)).toEqual({ queued: 6, jobs: 1 });
     });
     await waitForExecutions(t.db, wf.id, 6, ['WAITING']);
-    // One enrolment batch of 6, so one DELAY job carrying all 6 step executions.
-    const steps = (await workflowJobs(t.db)).filter((j) => j.task === 'workflow-step' && (j.payload as { projectId: string }).projectId === p.id);
-    expect(steps.map((j) => (j.payload as { ids: string[] }).ids.length)).toEqual([6]);
+    // One enrolment batch of 6, so one DELAY job carrying all 6 step executions (the job that
+    // entered the delay is deleted by graphile-worker just after its commit: wait for that).
+    const stepJobs = async () => (await workflowJobs(t.db)).filter((j) => j.task === 'workflow-step' && (j.payload as { projectId: string }).projectId === p.id);
+    await until('only the delay job left', async () => (await stepJobs()).length === 1);
+    expect((await stepJobs()).map((j) => (j.payload as { ids: string[] }).ids.length)).toEqual([6]);
     await until('the queue drained and its job done', async () => JSON.stringify(await enrolmentPending(t.db, p.id)) === JSON.stringify({ queued: 0, jobs: 0 }));
   });
 
@@ -62,10 +64,11 @@ describe('coalesced enrolment', () => {
       const failing = drainWorkflowEventQueue(t.db.db, p.id, {
         chunk: 10,
         beforeCommit: async (_trx, n) => {
-          if (n === 2) throw new Error('injected failure in chunk 2');
+          // Transient (a deadlock): the job fails for graphile-worker to retry.
+          if (n === 2) throw Object.assign(new Error('injected deadlock in chunk 2'), { code: '40P01' });
         },
       });
-      await expect(failing).rejects.toThrow('injected failure in chunk 2');
+      await expect(failing).rejects.toThrow('injected deadlock in chunk 2');
       expect(await executionsOf(t.db, wf.id)).toHaveLength(10);
       expect((await enrolmentPending(t.db, p.id)).queued).toBe(15);
       const rest = await drainWorkflowEventQueue(t.db.db, p.id, { chunk: 10 });
@@ -74,6 +77,36 @@ describe('coalesced enrolment', () => {
     const rows = await waitForExecutions(t.db, wf.id, 25, ['COMPLETED']);
     expect(new Set(rows.map((r) => r.contact_id)).size).toBe(25);
     await until('the queue drained and its job done', async () => JSON.stringify(await enrolmentPending(t.db, p.id)) === JSON.stringify({ queued: 0, jobs: 0 }));
+  });
+
+  it('an event whose enrolment fails permanently is isolated and dropped; every other event is enrolled', async () => {
+    const p = await project();
+    const wf = await createWorkflow(t.db, p.id, { eventName: 'poison', steps: [], edges: [] });
+    const contacts = await seedContacts(t.db, p.id, 20, { tag: 'poison' });
+    let badContact = '';
+    await t.withWorkerStopped(async () => {
+      await insertEvents(p.id, contacts.map((c) => c.id), 'poison');
+      const { rows } = await sql<{ id: string; contact_id: string }>`SELECT id, contact_id FROM events WHERE project_id = ${p.id} AND name = 'poison' ORDER BY id LIMIT 1 OFFSET 6`.execute(t.db.db);
+      const bad = rows[0]?.id as string;
+      badContact = rows[0]?.contact_id as string;
+      let failures = 0;
+      const r = await drainWorkflowEventQueue(t.db.db, p.id, {
+        chunk: 8,
+        beforeCommit: async (_trx, _n, eventIds) => {
+          if (eventIds.includes(bad)) {
+            failures++;
+            throw new Error('injected permanent failure');
+          }
+        },
+      });
+      expect(r.dropped).toEqual([{ eventId: bad, error: 'injected permanent failure' }]);
+      expect(r.enrolled).toBe(19);
+      // 8 → 4 → 2 → 1: the bad event is alone after three halvings.
+      expect(failures).toBe(4);
+      expect(await enrolmentPending(t.db, p.id)).toMatchObject({ queued: 0 });
+    });
+    const done = await waitForExecutions(t.db, wf.id, 19, ['COMPLETED']);
+    expect(done.map((x) => x.contact_id)).not.toContain(badContact);
   });
 
   it('a drain stopping at its bound enqueues itself again; the new job finishes', async () => {

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import { JobPriority, Tasks } from '../../../jobs/queue.js';
+import { errorMessage, isRetryable } from './errors.js';
 import { EVENTS_CHUNK, enrolAndResume } from './events.js';
 import { STEP_MAX_ATTEMPTS } from './jobs.js';
 
@@ -24,8 +25,14 @@ export interface DrainOptions {
   chunk?: number;
   maxChunks?: number;
   maxMs?: number;
-  /** Tests: runs inside each chunk's transaction after its enrolment, before the commit (1-based chunk number). */
-  beforeCommit?: (trx: Transaction<Database>, chunk: number) => Promise<void>;
+  /** Tests: runs inside each chunk's transaction after its enrolment, before the commit (1-based chunk number, the chunk's events). */
+  beforeCommit?: (trx: Transaction<Database>, chunk: number, eventIds: readonly string[]) => Promise<void>;
+}
+
+/** An event whose enrolment failed on its own with a permanent error: taken off the queue, not enrolled. */
+export interface DroppedEvent {
+  eventId: string;
+  error: string;
 }
 
 export interface DrainResult {
@@ -35,6 +42,8 @@ export interface DrainResult {
   chunks: number;
   /** Stopped at a bound with rows left: the job was enqueued again. */
   requeued: boolean;
+  /** Events isolated as the cause of a permanent failure (the job logs them). */
+  dropped: DroppedEvent[];
 }
 
 /**
@@ -45,35 +54,57 @@ export interface DrainResult {
  * job's retry, or the job the next event or the sweep enqueues), and a re-run repeats nothing
  * (one execution per (workflow, source event), a resumed wait is no longer WAITING). Concurrent
  * drains of one project (a new keyed job while this one runs) take disjoint rows (SKIP LOCKED),
- * and enrolment itself is serialised per project (start.ts `lockEnrolment`).
+ * and enrolment itself is serialised per project (start.ts `lockEnrolment`). A transient error
+ * (deadlock, lost connection) fails the job for graphile-worker to retry; a permanent one halves
+ * the chunk until the event causing it is alone, and that event is dropped from the queue (in
+ * `dropped`, logged by the job): it is recorded, but enrols no one and resumes nothing.
  */
 export async function drainEventQueue(db: Kysely<Database>, projectId: string, opts: DrainOptions = {}): Promise<DrainResult> {
   const chunk = opts.chunk ?? EVENTS_CHUNK;
   const maxChunks = opts.maxChunks ?? DRAIN_MAX_CHUNKS;
   const maxMs = opts.maxMs ?? DRAIN_MAX_MS;
   const started = Date.now();
-  const result: DrainResult = { enrolled: 0, resumed: 0, chunks: 0, requeued: false };
+  const result: DrainResult = { enrolled: 0, resumed: 0, chunks: 0, requeued: false, dropped: [] };
+  // A permanent failure (not a deadlock or a lost connection) halves the chunk until the one
+  // event that causes it is alone, which is then dropped: one bad event never blocks the queue.
+  let size = chunk;
   for (;;) {
-    const taken = await db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ event_id: string }>`
-        DELETE FROM workflow_event_queue q
-        WHERE q.project_id = ${projectId}::uuid AND q.event_id IN (
-          SELECT event_id FROM workflow_event_queue
-          WHERE project_id = ${projectId}::uuid
-          ORDER BY created_at, event_id
-          LIMIT ${chunk}::int
-          FOR UPDATE SKIP LOCKED)
-        RETURNING q.event_id`.execute(trx);
-      if (rows.length === 0) return 0;
-      const r = await enrolAndResume(trx, projectId, rows.map((row) => row.event_id));
-      result.enrolled += r.enrolled;
-      result.resumed += r.resumed;
-      await opts.beforeCommit?.(trx, result.chunks + 1);
-      return rows.length;
-    });
+    let attempted: string[] = [];
+    let taken: number;
+    try {
+      taken = await db.transaction().execute(async (trx) => {
+        const { rows } = await sql<{ event_id: string }>`
+          DELETE FROM workflow_event_queue q
+          WHERE q.project_id = ${projectId}::uuid AND q.event_id IN (
+            SELECT event_id FROM workflow_event_queue
+            WHERE project_id = ${projectId}::uuid
+            ORDER BY created_at, event_id
+            LIMIT ${size}::int
+            FOR UPDATE SKIP LOCKED)
+          RETURNING q.event_id`.execute(trx);
+        if (rows.length === 0) return 0;
+        attempted = rows.map((row) => row.event_id);
+        const r = await enrolAndResume(trx, projectId, attempted);
+        await opts.beforeCommit?.(trx, result.chunks + 1, attempted);
+        result.enrolled += r.enrolled;
+        result.resumed += r.resumed;
+        return rows.length;
+      });
+    } catch (err) {
+      if (isRetryable(err) || attempted.length === 0) throw err;
+      if (attempted.length > 1) {
+        size = Math.ceil(attempted.length / 2);
+        continue;
+      }
+      const eventId = attempted[0] as string;
+      await sql`DELETE FROM workflow_event_queue WHERE project_id = ${projectId}::uuid AND event_id = ${eventId}::uuid`.execute(db);
+      result.dropped.push({ eventId, error: errorMessage(err) });
+      size = chunk;
+      continue;
+    }
     if (taken === 0) return result;
     result.chunks++;
-    if (taken < chunk) return result;
+    if (taken < size) return result;
     if (result.chunks >= maxChunks || Date.now() - started >= maxMs) {
       await enqueueEventsJob(db, projectId, opts.chunk);
       result.requeued = true;
