@@ -23,6 +23,7 @@ import { contactJobsRoutes, contactsRoutes, fieldsRoutes } from './modules/conta
 import { domainsRoutes } from './modules/domains/index.js';
 import { emailsRoutes, sendRoutes } from './modules/emails/index.js';
 import { eventsRoutes, trackRoutes } from './modules/events/index.js';
+import { type OAuthEndpointOverrides, oauthRoutes } from './modules/oauth/index.js';
 import { projectsRoutes } from './modules/projects/index.js';
 import { segmentsRoutes } from './modules/segments/index.js';
 import { suppressionsRoutes } from './modules/suppressions/index.js';
@@ -56,6 +57,8 @@ export interface BuildAppOptions {
   /** The process logger; none when omitted (tests). */
   logger?: FastifyBaseLogger;
   rateLimitStore: RateLimitStore;
+  /** Tests only: OAuth provider endpoints on loopback (a fake provider); never set by the server. */
+  oauthEndpoints?: OAuthEndpointOverrides;
 }
 
 /** Headers and body fields that never reach a log line. */
@@ -122,6 +125,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
 
   await app.register(systemRoutes, deps);
   await app.register(accountsRoutes, deps);
+  await app.register(oauthRoutes, { deps, endpoints: opts.oauthEndpoints });
   await app.register(projectsRoutes, deps);
   await app.register(trackRoutes, deps);
   await app.register(contactsRoutes, deps);

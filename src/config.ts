@@ -57,9 +57,8 @@ const url = (name: string, protocols: string[]) =>
       return v;
     });
 
-// DESIGN §3 also lists STRIPE_* and GITHUB_*/GOOGLE_*: they belong to billing and OAuth, which
-// are not built, so they are not read (nor documented) until their feature is; setting them
-// changes nothing.
+// DESIGN §3 also lists STRIPE_*: it belongs to billing, which is not built, so it is not read
+// (nor documented) until its feature is; setting it changes nothing.
 const envSchema = z.object({
   PORT: int('PORT', 8080, 0, 65535),
   HOST: z.string().optional().default('127.0.0.1'),
@@ -115,6 +114,10 @@ const envSchema = z.object({
       }
       return arns;
     }),
+  GITHUB_CLIENT_ID: z.string().optional(),
+  GITHUB_CLIENT_SECRET: z.string().optional(),
+  GOOGLE_CLIENT_ID: z.string().optional(),
+  GOOGLE_CLIENT_SECRET: z.string().optional(),
   LOG_LEVEL: z
     .string()
     .optional()
@@ -157,6 +160,18 @@ export interface Config {
   /** Let workflow WEBHOOK steps call private, loopback and link-local addresses. Default false. */
   readonly webhookAllowPrivate: boolean;
   readonly logLevel: string;
+  /** OAuth sign-in clients; a provider is present only when both its id and secret are set. */
+  readonly oauth: OAuthClients;
+}
+
+export interface OAuthClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+
+export interface OAuthClients {
+  readonly github?: OAuthClient;
+  readonly google?: OAuthClient;
 }
 
 /**
@@ -203,6 +218,22 @@ function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.out
   throw new ConfigError(message.includes(name) ? message : `${name}: ${message}`);
 }
 
+/** `<PREFIX>_CLIENT_ID` and `_SECRET` together, or neither (one alone is a mistake worth failing for). */
+function oauthClient(prefix: string, id: string | undefined, secret: string | undefined): OAuthClient | undefined {
+  const clientId = id?.trim();
+  const clientSecret = secret?.trim();
+  if (!clientId && !clientSecret) return undefined;
+  if (!clientId) throw new ConfigError(`${prefix}_CLIENT_ID must be set with ${prefix}_CLIENT_SECRET`);
+  if (!clientSecret) throw new ConfigError(`${prefix}_CLIENT_SECRET must be set with ${prefix}_CLIENT_ID`);
+  return Object.freeze({ clientId, clientSecret });
+}
+
+function oauthClients(e: { GITHUB_CLIENT_ID?: string; GITHUB_CLIENT_SECRET?: string; GOOGLE_CLIENT_ID?: string; GOOGLE_CLIENT_SECRET?: string }): OAuthClients {
+  const github = oauthClient('GITHUB', e.GITHUB_CLIENT_ID, e.GITHUB_CLIENT_SECRET);
+  const google = oauthClient('GOOGLE', e.GOOGLE_CLIENT_ID, e.GOOGLE_CLIENT_SECRET);
+  return Object.freeze({ ...(github && { github }), ...(google && { google }) });
+}
+
 /** Where the database is: the server's DATA_DIR and DATABASE_URL rules. */
 export type DatabaseConfig = Pick<Config, 'dataDir' | 'databaseUrl'>;
 
@@ -244,5 +275,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     snsTopicArns: Object.freeze(e.SNS_TOPIC_ARNS),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     logLevel: e.LOG_LEVEL,
+    oauth: oauthClients(e),
   });
 }

@@ -28,6 +28,19 @@ export interface LoginThrottlesTable {
   locked_until: Date | null;
 }
 
+export const OAUTH_PROVIDERS = ['github', 'google'] as const;
+export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
+
+/** A provider account linked to a user (migration 0022); unique per provider account and per (user, provider). */
+export interface OAuthIdentitiesTable {
+  provider: OAuthProviderName;
+  provider_user_id: string;
+  user_id: string;
+  email: string;
+  created_at: Timestamp;
+  last_sign_in_at: Timestamp;
+}
+
 /** Sessions ended by logout (their JWT `jti`), kept until the token expires (migration 0013). */
 export interface EndedSessionsTable {
   id: string;
@@ -114,6 +127,7 @@ export interface Database {
   users: UsersTable;
   login_throttles: LoginThrottlesTable;
   ended_sessions: EndedSessionsTable;
+  oauth_identities: OAuthIdentitiesTable;
   projects: ProjectsTable;
   memberships: MembershipsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -1,5 +1,6 @@
 /** The accounts module's facade: what the app and the operator CLI import. */
 export { findUserByEmail, insertUser } from './accounts.repo.js';
+export { insertUserWithoutPassword } from './external-users.repo.js';
 export { SignupBody } from './accounts.schema.js';
 export { hashPassword, resetPassword } from './accounts.service.js';
 

@@ -3,13 +3,14 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
+import { OAUTH_PROVIDERS } from '../../db/schema.js';
 
-// The field names are the dashboard's (SPEC: /config lists the enabled integrations). OAuth login
-// and billing have no routes yet, so they are reported off whatever the environment says: a
-// feature is advertised once it exists.
+// The field names are the dashboard's (SPEC: /config lists the enabled integrations). Billing has
+// no routes yet, so it is reported off whatever the environment says: a feature is advertised
+// once it exists.
 const PublicConfig = z.object({
   signupEnabled: z.boolean(),
-  oauthProviders: z.array(z.enum(['github', 'google'])).describe('OAuth login providers; none until OAuth login is built'),
+  oauthProviders: z.array(z.enum(['github', 'google'])).describe('OAuth sign-in providers configured (client id and secret both set)'),
   billingEnabled: z.boolean().describe('false until billing is built'),
 });
 
@@ -39,7 +40,7 @@ export async function systemRoutes(app: FastifyInstance, deps: AppDeps): Promise
     schema: { tags, summary: 'Feature flags of this instance', response: { 200: PublicConfig } },
     handler: async () => ({
       signupEnabled: deps.config.signupEnabled,
-      oauthProviders: [],
+      oauthProviders: OAUTH_PROVIDERS.filter((p) => deps.config.oauth[p] !== undefined),
       billingEnabled: false,
     }),
   });

@@ -1,0 +1,74 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database, OAuthProviderName } from '../../db/schema.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { SessionClaims } from '../../http/session.js';
+
+export interface IdentityKey {
+  provider: OAuthProviderName;
+  providerUserId: string;
+}
+
+/**
+ * Serialises the sign-ins of one provider account until the transaction ends, so two
+ * callbacks racing for a new account create one user, not two attempts at it.
+ */
+export async function lockProviderAccount(trx: Kysely<Database>, key: IdentityKey): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`oauth:${key.provider}:${key.providerUserId}`}, 0))`.execute(trx);
+}
+
+/** The user a provider account signs in to, after recording this sign-in (and the provider's current email). */
+export async function touchIdentity(trx: Kysely<Database>, key: IdentityKey, email: string): Promise<string | undefined> {
+  const row = await trx
+    .updateTable('oauth_identities')
+    .set({ email, last_sign_in_at: sql`now()` })
+    .where('provider', '=', key.provider)
+    .where('provider_user_id', '=', key.providerUserId)
+    .returning('user_id')
+    .executeTakeFirst();
+  return row?.user_id;
+}
+
+/**
+ * Links a provider account to a user. `user_has_provider`: the user already linked another
+ * account of this provider (unique per user and provider).
+ */
+export async function insertIdentity(
+  trx: Kysely<Database>,
+  input: IdentityKey & { userId: string; email: string },
+): Promise<'linked' | 'user_has_provider'> {
+  try {
+    await trx
+      .insertInto('oauth_identities')
+      .values({ provider: input.provider, provider_user_id: input.providerUserId, user_id: input.userId, email: input.email })
+      .execute();
+    return 'linked';
+  } catch (err) {
+    if (isUniqueViolation(err, 'oauth_identities_user_provider_key')) return 'user_has_provider';
+    throw err;
+  }
+}
+
+/** True while the session is live: its user exists, no password reset since, not ended by logout (as in http/auth.ts). */
+export async function isSessionLive(db: Kysely<Database>, claims: SessionClaims): Promise<boolean> {
+  const row = await db
+    .selectFrom('users as u')
+    .select('u.id')
+    .where('u.id', '=', claims.userId)
+    .where(sql<boolean>`u.sessions_valid_after < to_timestamp(${claims.issuedAtMs / 1000})`)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('ended_sessions as e').select('e.id').where('e.id', '=', claims.sessionId))))
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The providers linked to a user, oldest first. */
+export async function listIdentities(
+  db: Kysely<Database>,
+  userId: string,
+): Promise<{ provider: OAuthProviderName; email: string; created_at: Date; last_sign_in_at: Date }[]> {
+  return db
+    .selectFrom('oauth_identities')
+    .select(['provider', 'email', 'created_at', 'last_sign_in_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute();
+}
