@@ -37,6 +37,21 @@ const int = (name: string, fallback: number, min: number, max: number) =>
       return n;
     });
 
+/** A positive number (decimals allowed) up to `max`, or undefined when unset. */
+const positive = (name: string, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      const n = Number(v.trim());
+      if (!/^\d+(\.\d+)?$/.test(v.trim()) || n <= 0 || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a number above 0 and at most ${max}, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 const url = (name: string, protocols: string[]) =>
   z
     .string()
@@ -102,6 +117,8 @@ const envSchema = z.object({
   UPLOAD_TIMEOUT_SECONDS: int('UPLOAD_TIMEOUT_SECONDS', 120, 1, 3600),
   SNS_VERIFY: bool('SNS_VERIFY', true),
   WEBHOOK_ALLOW_PRIVATE: bool('WEBHOOK_ALLOW_PRIVATE', false),
+  PROJECT_SENDING_RATE: positive('PROJECT_SENDING_RATE', 1_000_000),
+  MAX_PROJECT_SENDING_RATE: positive('MAX_PROJECT_SENDING_RATE', 1_000_000),
   SNS_TOPIC_ARNS: z
     .string()
     .optional()
@@ -159,6 +176,10 @@ export interface Config {
   readonly snsTopicArns: readonly string[];
   /** Let workflow WEBHOOK steps call private, loopback and link-local addresses. Default false. */
   readonly webhookAllowPrivate: boolean;
+  /** Emails per second of a project without its own `sendingRate` (PROJECT_SENDING_RATE); undefined: unlimited. */
+  readonly projectSendingRate: number | undefined;
+  /** The operator's cap on every project's rate (MAX_PROJECT_SENDING_RATE); undefined: none. */
+  readonly maxProjectSendingRate: number | undefined;
   readonly logLevel: string;
   /** OAuth sign-in clients; a provider is present only when both its id and secret are set. */
   readonly oauth: OAuthClients;
@@ -274,6 +295,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     snsVerify: e.SNS_VERIFY,
     snsTopicArns: Object.freeze(e.SNS_TOPIC_ARNS),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    projectSendingRate: e.PROJECT_SENDING_RATE,
+    maxProjectSendingRate: e.MAX_PROJECT_SENDING_RATE,
     logLevel: e.LOG_LEVEL,
     oauth: oauthClients(e),
   });

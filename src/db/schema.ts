@@ -58,8 +58,16 @@ export interface ProjectsTable {
   tracking: ColumnType<TrackingMode, TrackingMode | undefined, TrackingMode>;
   /** Signs WEBHOOK step calls (`whsec_…`, migration 0015); readable and rotatable by admins. */
   webhook_secret: ColumnType<string, string | undefined, string>;
+  /** Emails per second (migration 0024); null = the instance default. */
+  sending_rate: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** The shared sending throttle: one GCRA arrival time per project (migration 0024). */
+export interface ProjectSendSlotsTable {
+  project_id: string;
+  tat: Date;
 }
 
 export interface MembershipsTable {
@@ -129,6 +137,7 @@ export interface Database {
   ended_sessions: EndedSessionsTable;
   oauth_identities: OAuthIdentitiesTable;
   projects: ProjectsTable;
+  project_send_slots: ProjectSendSlotsTable;
   memberships: MembershipsTable;
   idempotency_keys: IdempotencyKeysTable;
   contacts: ContactsTable;

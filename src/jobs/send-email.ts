@@ -21,6 +21,7 @@ export const sendEmail = (deps: JobDeps): Task => {
     publicUrl: deps.config.publicUrl,
     mail: deps.mail,
     dkimBox: dkimSecretBox(deps.config.secret),
+    sendingRates: { default: deps.config.projectSendingRate, max: deps.config.maxProjectSendingRate },
   });
   return async (payload, helpers) => {
     const { emailId, reserved } = SendEmailPayload.parse(payload);

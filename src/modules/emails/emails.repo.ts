@@ -125,6 +125,8 @@ export interface DeliveryEmail extends EmailMessage {
   projectDisabled: boolean;
   /** Set when the recipient's address is on the project's suppression list: the note to cancel with. */
   suppressed: string | null;
+  /** The project's own sending rate (emails per second, migration 0024); null = the instance default. */
+  sendingRate: number | null;
   /**
    * Campaign emails only: the recipient contact as it is now (read in the same query), for
    * rendering at delivery. `id` null: the contact was deleted since the fan-out.
@@ -149,6 +151,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     // The suppression list, probed by its key in this same query (no extra round trip per email).
     .leftJoin('suppressions as s', (j) => j.onRef('s.project_id', '=', 'e.project_id').on('s.email', '=', sql<string>`lower(e.to_email)`))
     .select(suppressionNoteSql('s').as('suppressed'))
+    .select('p.sending_rate')
     .select([
       'e.id', 'e.project_id', 'e.contact_id', 'e.source', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
       'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.end_of_data_at', 'e.error', 'p.tracking', 'p.disabled',
@@ -182,6 +185,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     tracking: r.tracking,
     projectDisabled: r.disabled,
     suppressed: r.suppressed,
+    sendingRate: r.sending_rate,
     ...(recipient && { recipient }),
   };
 }

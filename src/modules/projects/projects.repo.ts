@@ -17,6 +17,7 @@ export function rowToProject(row: MemberProjectRow): Project {
     disabled: row.disabled,
     disabledReason: row.disabled_reason,
     tracking: row.tracking,
+    sendingRate: row.sending_rate,
     role: row.role,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
@@ -32,6 +33,7 @@ const projectColumns = [
   'p.disabled_reason',
   'p.disabled_at',
   'p.tracking',
+  'p.sending_rate',
   'p.created_at',
   'p.updated_at',
   'm.role',
@@ -81,7 +83,7 @@ export async function insertProject(db: Kysely<Database>, input: { name: string;
 export async function updateProject(
   trx: Transaction<Database>,
   projectId: string,
-  patch: { name?: string; tracking?: TrackingMode },
+  patch: { name?: string; tracking?: TrackingMode; sending_rate?: number | null },
 ): Promise<ProjectRow> {
   return trx
     .updateTable('projects')

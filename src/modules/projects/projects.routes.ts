@@ -48,9 +48,16 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
 
   r.patch('/users/@me/projects/:id', {
     config: admins,
-    schema: { tags, summary: 'Update name or tracking (OWNER, ADMIN)', params: ProjectIdParams, body: UpdateProjectBody, response: { 200: Project } },
+    schema: { tags, summary: 'Update name, tracking or sending rate (OWNER, ADMIN)', params: ProjectIdParams, body: UpdateProjectBody, response: { 200: Project } },
     handler: async (request) =>
-      rowToProject(await updateProjectSettings(deps.db, { userId: userId(request), projectId: request.params.id, patch: request.body })),
+      rowToProject(
+        await updateProjectSettings(deps.db, {
+          userId: userId(request),
+          projectId: request.params.id,
+          patch: request.body,
+          maxSendingRate: deps.config.maxProjectSendingRate,
+        }),
+      ),
   });
 
   r.delete('/users/@me/projects/:id', {

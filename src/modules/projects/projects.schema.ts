@@ -10,6 +10,10 @@ export const Project = z
     disabled: z.boolean(),
     disabledReason: z.string().nullable().describe('Why the project is disabled (bounce or complaint rate, or an operator)'),
     tracking: z.enum(TRACKING_MODES),
+    sendingRate: z
+      .number()
+      .nullable()
+      .describe('Emails per second this project sends at most, across all workers; null = the instance default (PROJECT_SENDING_RATE)'),
     role: z.enum(PROJECT_ROLES).describe('Your role in this project'),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
@@ -25,7 +29,20 @@ export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
 export const UpdateProjectBody = z.object({
   name: name.optional(),
   tracking: z.enum(TRACKING_MODES).optional(),
+  sendingRate: z
+    .number()
+    .positive()
+    .max(1_000_000)
+    .nullable()
+    .optional()
+    .describe('Emails per second (decimals allowed), at most the operator\'s MAX_PROJECT_SENDING_RATE; null = the instance default'),
 });
+
+/** The body of DELETE /users/@me/projects/:id and POST …/reset: the project's name, typed again (DESIGN §4). */
+export const ConfirmProjectBody = z.object({
+  confirm: z.string().describe('The project\'s name, exactly: confirms an irreversible operation'),
+});
+export type ConfirmProjectBody = z.infer<typeof ConfirmProjectBody>;
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 
 export const ProjectIdParams = z.object({ id: z.string() });

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, ProjectRole } from '../../db/schema.js';
-import { forbidden, notFound } from '../../http/errors.js';
+import { forbidden, notFound, validationError } from '../../http/errors.js';
 import {
   deleteProject,
   findProjectOfUser,
@@ -34,14 +34,24 @@ function assertRole(project: MemberProjectRow | undefined, allowed: readonly Pro
   return project;
 }
 
+/**
+ * Name, tracking mode and sending rate. `maxSendingRate` is the operator's cap
+ * (MAX_PROJECT_SENDING_RATE): a rate above it is refused with 422 on `sendingRate`.
+ */
 export async function updateProjectSettings(
   db: Kysely<Database>,
-  input: { userId: string; projectId: string; patch: UpdateProjectBody },
+  input: { userId: string; projectId: string; patch: UpdateProjectBody; maxSendingRate?: number },
 ): Promise<MemberProjectRow> {
+  const { name, tracking, sendingRate } = input.patch;
+  if (sendingRate != null && input.maxSendingRate !== undefined && sendingRate > input.maxSendingRate) {
+    throw validationError([
+      { field: 'sendingRate', message: `At most ${input.maxSendingRate} emails per second on this instance`, code: 'too_big' },
+    ]);
+  }
   return db.transaction().execute(async (trx) => {
     const project = await lockMemberProject(trx, input.userId, input.projectId, CAN.manage, 'change');
-    if (input.patch.name === undefined && input.patch.tracking === undefined) return project;
-    const row = await updateProject(trx, project.id, input.patch);
+    if (name === undefined && tracking === undefined && sendingRate === undefined) return project;
+    const row = await updateProject(trx, project.id, { name, tracking, sending_rate: sendingRate });
     return { ...row, role: project.role };
   });
 }

@@ -4,15 +4,24 @@ import { newProject } from '../../helpers/accounts.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { addVerifiedDomain, createSendTestApp, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
 
-describe('createProjectThrottle', () => {
-  it('lets one second of emails through at once, then spaces them at the rate, per project', () => {
-    const throttle = createProjectThrottle(4);
-    const now = 1_000_000;
-    expect([1, 2, 3, 4].map(() => throttle.reserve('p', now))).toEqual([0, 0, 0, 0]);
-    expect([5, 6, 7].map(() => throttle.reserve('p', now))).toEqual([250, 500, 750]);
-    expect(throttle.reserve('other', now)).toBe(0);
-    // Two seconds later the bucket has refilled.
-    expect(throttle.reserve('p', now + 2750)).toBe(0);
+describe('createProjectThrottle (shared, in PostgreSQL)', () => {
+  let t: SendTestApp;
+  beforeAll(async () => {
+    t = await createSendTestApp();
+  });
+  afterAll(() => t?.close());
+
+  it('lets one second of emails through at once, then spaces them at the rate, per project', async () => {
+    const throttle = createProjectThrottle(t.db.db, {});
+    const [p, other] = [(await newProject(t.app)).project.id, (await newProject(t.app)).project.id];
+    const waits: number[] = [];
+    for (let i = 0; i < 7; i++) waits.push(await throttle.reserve(p, 4));
+    expect(waits.slice(0, 4)).toEqual([0, 0, 0, 0]);
+    // 250 ms apart after the burst (less the few ms the statements took).
+    for (const [i, w] of waits.slice(4).entries()) expect(w).toBeGreaterThan(250 * (i + 1) - 100);
+    expect(waits[6]).toBeLessThanOrEqual(750);
+    expect(await throttle.reserve(other, 4)).toBe(0);
+    expect(await throttle.reserve(p, null)).toBe(0); // no rate, no default: unlimited
   });
 });
 

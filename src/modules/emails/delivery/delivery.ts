@@ -25,7 +25,7 @@ import {
 } from '../emails.repo.js';
 import { captureAndMarkSent } from '../outbox.repo.js';
 import { personaliseCampaignEmail } from './personalise.js';
-import { createProjectThrottle } from './throttle.js';
+import { createProjectThrottle, type SendingRates } from './throttle.js';
 
 /**
  * Delivery of one email: load, compose (tracking, compliance headers, text part, MIME), DKIM
@@ -60,6 +60,8 @@ export interface DeliveryDeps {
   mail: MailTransport;
   /** Opens the sealed DKIM private keys (purpose `dkim`). */
   dkimBox: SecretBox;
+  /** Per-project sending rates (docs/projects.md); the default falls back to SMTP_URL's `projectRate`. */
+  sendingRates?: SendingRates;
 }
 
 export interface DeliveryJob {
@@ -103,7 +105,10 @@ export interface Delivery {
 
 export function createDelivery(deps: DeliveryDeps): Delivery {
   const { db, mail } = deps;
-  const throttle = mail.projectRatePerSecond ? createProjectThrottle(mail.projectRatePerSecond) : undefined;
+  const throttle = createProjectThrottle(db, {
+    default: deps.sendingRates?.default ?? mail.projectRatePerSecond,
+    max: deps.sendingRates?.max,
+  });
   const keys = new Map<string, { key: DkimKey | undefined; until: number }>();
 
   async function senderKey(email: DeliveryEmail): Promise<DkimKey | undefined> {
@@ -190,7 +195,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     if (personal?.kind === 'cancelled') return { kind: 'skipped', reason: personal.reason };
     if (personal) email = { ...email, subject: personal.subject, html: personal.html };
 
-    const wait = throttle && !job.reserved ? throttle.reserve(email.projectId) : 0;
+    const wait = job.reserved ? 0 : await throttle.reserve(email.projectId, email.sendingRate);
     if (wait > MAX_THROTTLE_SLEEP_MS) return { kind: 'throttled', runAt: new Date(Date.now() + wait) };
     if (wait > 0) await sleep(wait);
 
