@@ -25,6 +25,7 @@ import { emailsRoutes, sendRoutes } from './modules/emails/index.js';
 import { eventsRoutes, trackRoutes } from './modules/events/index.js';
 import { type OAuthEndpointOverrides, oauthRoutes } from './modules/oauth/index.js';
 import { projectsRoutes } from './modules/projects/index.js';
+import { securityRoutes } from './modules/security/index.js';
 import { segmentsRoutes } from './modules/segments/index.js';
 import { suppressionsRoutes } from './modules/suppressions/index.js';
 import { systemRoutes } from './modules/system/index.js';
@@ -144,5 +145,6 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(suppressionsRoutes, deps);
   await app.register(workflowsRoutes, deps);
   await app.register(executionsRoutes, deps);
+  await app.register(securityRoutes, deps);
   return app;
 }

@@ -116,6 +116,7 @@ const envSchema = z.object({
   BODY_TIMEOUT_SECONDS: int('BODY_TIMEOUT_SECONDS', 30, 1, 3600),
   UPLOAD_TIMEOUT_SECONDS: int('UPLOAD_TIMEOUT_SECONDS', 120, 1, 3600),
   SNS_VERIFY: bool('SNS_VERIFY', true),
+  AUTO_DISABLE_PROJECTS: bool('AUTO_DISABLE_PROJECTS', true),
   WEBHOOK_ALLOW_PRIVATE: bool('WEBHOOK_ALLOW_PRIVATE', false),
   PROJECT_SENDING_RATE: positive('PROJECT_SENDING_RATE', 1_000_000),
   MAX_PROJECT_SENDING_RATE: positive('MAX_PROJECT_SENDING_RATE', 1_000_000),
@@ -172,6 +173,8 @@ export interface Config {
   readonly uploadTimeoutSeconds: number;
   /** Require valid SNS signatures on /webhooks/notifications. Default true. */
   readonly snsVerify: boolean;
+  /** A critical deliverability level disables the project (AUTO_DISABLE_PROJECTS, default true; docs/security.md). */
+  readonly autoDisableProjects: boolean;
   /** Accept notifications only from these SNS topics; empty means any topic. */
   readonly snsTopicArns: readonly string[];
   /** Let workflow WEBHOOK steps call private, loopback and link-local addresses. Default false. */
@@ -293,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyTimeoutSeconds: e.BODY_TIMEOUT_SECONDS,
     uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
     snsVerify: e.SNS_VERIFY,
+    autoDisableProjects: e.AUTO_DISABLE_PROJECTS,
     snsTopicArns: Object.freeze(e.SNS_TOPIC_ARNS),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     projectSendingRate: e.PROJECT_SENDING_RATE,

@@ -1,36 +1,33 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, ProjectRow } from '../db/schema.js';
 import { isUuid } from '../lib/uuid.js';
-import { enqueueProjectCancel } from '../modules/workflows/index.js';
+import { liftProjectSuspension, suspendProject } from '../modules/security/index.js';
 
 // Operator-only SQL over projects. It may move to modules/projects/projects.repo.ts once the
 // API needs it too (an admin dashboard); until then the CLI is its only caller.
 
 /**
- * Sets projects.disabled (a disabled project answers 403 PROJECT_DISABLED); undefined when there
- * is no such project. Disabling also queues the cancellation of its workflow executions.
+ * The operator's disable and lift (src/modules/security): disabling records an OPERATOR
+ * suspension (its queued mail and workflow executions are cancelled, its owners and admins
+ * emailed); enabling lifts the open suspensions, recorded with `by`. Undefined when there is no
+ * such project.
  */
 export async function setProjectDisabled(
   db: Kysely<Database>,
   projectId: string,
   disabled: boolean,
+  opts: { by?: string; reason?: string } = {},
 ): Promise<ProjectRow | undefined> {
   if (!isUuid(projectId)) return undefined;
-  return db.transaction().execute(async (trx) => {
-    const project = await trx
-      .updateTable('projects')
-      .set({
-        disabled,
-        disabled_reason: disabled ? 'disabled by an operator' : null,
-        disabled_at: disabled ? sql`now()` : null,
-        updated_at: sql`now()`,
-      })
-      .where('id', '=', projectId)
-      .returningAll()
-      .executeTakeFirst();
-    if (project && disabled) await enqueueProjectCancel(trx, project.id);
-    return project;
-  });
+  if (!disabled) {
+    const lifted = await liftProjectSuspension(db, { projectId, by: opts.by ?? 'operator' });
+    if (!lifted) return undefined;
+  } else {
+    await db.transaction().execute(async (trx) => {
+      await suspendProject(trx, { projectId, source: 'OPERATOR', reason: opts.reason ?? 'disabled by an operator' });
+    });
+  }
+  return db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
 }
 
 export interface ProjectListing {

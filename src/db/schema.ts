@@ -154,6 +154,8 @@ export interface Database {
   campaigns: CampaignsTable;
   worker_heartbeats: WorkerHeartbeatsTable;
   suppressions: SuppressionsTable;
+  project_email_stats: ProjectEmailStatsTable;
+  project_suspensions: ProjectSuspensionsTable;
   workflows: WorkflowsTable;
   workflow_steps: WorkflowStepsTable;
   workflow_transitions: WorkflowTransitionsTable;
@@ -400,6 +402,36 @@ export interface SuppressionsTable {
   created_at: Timestamp;
 }
 export type SuppressionRow = Selectable<SuppressionsTable>;
+
+/** Hourly (UTC) counts of a project's sends, hard bounces and complaints, kept by triggers on emails (migration 0025; src/modules/security). */
+export interface ProjectEmailStatsTable {
+  project_id: string;
+  /** The hour's start; `-infinity` for the folded totals of buckets older than 8 days. */
+  bucket: Date;
+  shard: number;
+  sent: number;
+  bounced: number;
+  complained: number;
+}
+
+export const SUSPENSION_SOURCES = ['AUTOMATIC', 'OPERATOR', 'BILLING'] as const;
+export type SuspensionSource = (typeof SUSPENSION_SOURCES)[number];
+
+/** Every time a project was disabled, and its lift (migration 0025; src/modules/security). */
+export interface ProjectSuspensionsTable {
+  id: Generated<string>;
+  project_id: string;
+  source: SuspensionSource;
+  reason: string;
+  metrics: ColumnType<Record<string, unknown>, string | undefined, string>;
+  created_at: Timestamp;
+  lifted_at: Date | null;
+  lifted_by: string | null;
+  /** All-time totals when lifted: the reputation is judged from there on. */
+  lifted_sent: number | null;
+  lifted_bounced: number | null;
+  lifted_complained: number | null;
+}
 
 export const WORKFLOW_STEP_TYPES = ['TRIGGER', 'SEND_EMAIL', 'DELAY', 'WAIT_FOR_EVENT', 'CONDITION', 'WEBHOOK', 'UPDATE_CONTACT', 'EXIT'] as const;
 export type WorkflowStepType = (typeof WORKFLOW_STEP_TYPES)[number];

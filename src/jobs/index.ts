@@ -9,6 +9,8 @@ import { contactsImport } from './contacts-import.js';
 import type { JobDeps } from './deps.js';
 import { domainsRecheck } from './domains-recheck.js';
 import { JobPriority, Tasks } from './queue.js';
+import { projectMailCancel } from './project-mail-cancel.js';
+import { securityStatsCompact } from './security-stats-compact.js';
 import { segmentsRecompute } from './segments-recompute.js';
 import { sendEmail } from './send-email.js';
 import { workflowCancelProject } from './workflow-cancel-project.js';
@@ -33,6 +35,8 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.workflowEventsSweep]: workflowEventsSweep(deps),
     [Tasks.workflowStep]: workflowStep(deps),
     [Tasks.workflowCancelProject]: workflowCancelProject(deps),
+    [Tasks.projectMailCancel]: projectMailCancel(deps),
+    [Tasks.securityStatsCompact]: securityStatsCompact(deps),
   };
 }
 
@@ -46,4 +50,6 @@ export const CRONTAB = [
   `*/5 * * * * ${Tasks.segmentsRecompute} ?max=1&jobKey=${Tasks.segmentsRecompute}&priority=${JobPriority.maintenance}`,
   // Safety net of coalesced enrolment (docs/workflows.md "Engine"): no queued event is stranded.
   `* * * * * ${Tasks.workflowEventsSweep} ?max=1&jobKey=${Tasks.workflowEventsSweep}&priority=${JobPriority.workflowSteps}`,
+  // Deliverability counters: hourly buckets older than 8 days folded into per-project totals.
+  `17 * * * * ${Tasks.securityStatsCompact} ?max=1&jobKey=${Tasks.securityStatsCompact}&priority=${JobPriority.maintenance}`,
 ].join('\n');

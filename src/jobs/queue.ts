@@ -23,6 +23,10 @@ export const Tasks = {
   workflowStep: 'workflow-step',
   /** Cancels the active executions of a project that was disabled (src/modules/workflows/engine/cancel.ts). */
   workflowCancelProject: 'workflow-cancel-project',
+  /** Cancels the PENDING emails of a project that was disabled (src/modules/security, emails/project-cancel.repo.ts). */
+  projectMailCancel: 'project-mail-cancel',
+  /** Cron: folds deliverability counter buckets older than 8 days (src/modules/security). */
+  securityStatsCompact: 'security-stats-compact',
 } as const;
 export type TaskName = (typeof Tasks)[keyof typeof Tasks];
 

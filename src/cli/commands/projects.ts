@@ -2,10 +2,12 @@ import type { Kysely } from 'kysely';
 import type { Database, ProjectRow } from '../../db/schema.js';
 import { findUserByEmail } from '../../modules/accounts/index.js';
 import { CreateProjectBody, findProjectById, insertProject } from '../../modules/projects/index.js';
+import { liftProjectSuspension, suspendProject } from '../../modules/security/index.js';
+import { isUuid } from '../../lib/uuid.js';
 import { defineCommand } from '../command.js';
 import { CliError, flagIssue, optional, required } from '../flags.js';
 import { clean, labelled, printError } from '../io.js';
-import { listProjectsWithOwners, setProjectDisabled } from '../operator.repo.js';
+import { listProjectsWithOwners } from '../operator.repo.js';
 
 const projectFlag = { project: required('PROJECT_ID', 'the project id (see list-projects)') } as const;
 
@@ -67,20 +69,33 @@ export const listProjects = defineCommand({
   },
 });
 
-function toggleProject(name: string, disabled: boolean) {
-  return defineCommand({
-    name,
-    summary: disabled
-      ? 'Disable a project: its API answers 403 PROJECT_DISABLED until re-enabled'
-      : 'Re-enable a disabled project',
-    flags: projectFlag,
-    async run({ db, flags, print }) {
-      const project = await setProjectDisabled(db, flags.project.trim(), disabled);
-      if (!project) throw noProject(flags.project.trim());
-      print(`project ${project.id} (${clean(project.name)}) ${disabled ? 'disabled' : 'enabled'}`);
-    },
-  });
-}
+export const enableProject = defineCommand({
+  name: 'enable-project',
+  summary: 'Re-enable a disabled project, recording the lift of its suspension (who: --by)',
+  flags: { ...projectFlag, by: optional('NAME', 'who lifts the suspension, kept in its history (default: operator)') },
+  async run({ db, flags, print }) {
+    const by = flags.by?.trim() || 'operator';
+    const id = flags.project.trim();
+    const project = isUuid(id) ? await liftProjectSuspension(db, { projectId: id, by }) : undefined;
+    if (!project) throw noProject(id);
+    print(
+      project.wasDisabled
+        ? `project ${project.id} (${clean(project.name)}) enabled; suspension lifted by ${clean(by)}`
+        : `project ${project.id} (${clean(project.name)}) was not disabled; nothing lifted`,
+    );
+  },
+});
 
-export const enableProject = toggleProject('enable-project', false);
-export const disableProject = toggleProject('disable-project', true);
+export const disableProject = defineCommand({
+  name: 'disable-project',
+  summary: 'Disable a project: its API answers 403 PROJECT_DISABLED, queued mail and workflows are cancelled, owners and admins emailed',
+  flags: { ...projectFlag, reason: optional('REASON', 'why, shown to its members (default: disabled by an operator)') },
+  async run({ db, flags, print }) {
+    const reason = flags.reason?.trim() || 'disabled by an operator';
+    const id = flags.project.trim();
+    const project = isUuid(id) ? await findProjectById(db, id) : undefined;
+    if (!project) throw noProject(id);
+    const suspended = await db.transaction().execute((trx) => suspendProject(trx, { projectId: id, source: 'OPERATOR', reason }));
+    print(suspended ? `project ${project.id} (${clean(project.name)}) disabled: ${clean(reason)}` : `project ${project.id} (${clean(project.name)}) was already disabled`);
+  },
+});

@@ -37,6 +37,9 @@ export {
 } from './workflow-emails.js';
 export { countWorkflowStepEmails, type StepEmailCounts } from './workflow-emails.repo.js';
 
+// A suspended project's queued mail (src/modules/security).
+export { cancelPendingEmailsOfDisabledProject, enqueueProjectMailCancel, PROJECT_DISABLED_CANCEL_NOTE } from './project-cancel.repo.js';
+
 // After sending: milestones (never downgrading), the relay's notifications, clicks.
 export { recordMilestone, STATUS_EVENT, STATUS_RANK, type StatusChange, type TrackedStatus } from './status.js';
 export { countRecentSends, findEmailByMessageIds, lockEmailForClick, noteSoftBounce, type SendingRecord } from './feedback.repo.js';

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { countRecentSends, findEmailByMessageIds, noteSoftBounce, recordMilestone } from '../emails/index.js';
+import { findEmailByMessageIds, noteSoftBounce, recordMilestone } from '../emails/index.js';
+import { checkProjectReputation } from '../security/index.js';
 import { addSuppressions } from '../suppressions/index.js';
-import { enqueueProjectCancel } from '../workflows/index.js';
-import { disableProjectIfUnhealthy, REPUTATION, unsubscribeContact } from './notifications.repo.js';
+import { unsubscribeContact } from './notifications.repo.js';
 import type { DeliveryEvent } from './ses.js';
 
 /** The logging this service needs (pino's shape). */
@@ -13,8 +13,6 @@ export interface Logger {
 }
 
 export type Outcome = 'unknown-email' | 'recorded' | 'duplicate' | 'soft-bounce' | 'not-trackable';
-
-const percent = (part: number, whole: number) => `${((100 * part) / whole).toFixed(2)}%`;
 
 /** A suppression's detail: the bounce type and diagnostic, or the complaint's feedback type. */
 function detailOf(data: Record<string, unknown>): string | null {
@@ -30,10 +28,16 @@ function detailOf(data: Record<string, unknown>): string | null {
  * - soft (Transient, Undetermined) bounce → the reason noted on the email; no status change,
  *   no unsubscribe (the address may work tomorrow; it does not count toward auto-disable);
  * - complaint → COMPLAINED, the contact unsubscribed, the address suppressed, the reputation checked.
+ * The reputation check (src/modules/security, docs/security.md) may suspend the project.
  * Statuses never move backwards (recordMilestone). A repeated notification (SNS delivers at
  * least once) records nothing new, and unsubscribes or suppresses no one again.
  */
-export async function applyDeliveryEvent(db: Kysely<Database>, event: DeliveryEvent, log: Logger): Promise<Outcome> {
+export async function applyDeliveryEvent(
+  db: Kysely<Database>,
+  event: DeliveryEvent,
+  log: Logger,
+  opts: { autoDisable: boolean },
+): Promise<Outcome> {
   return db.transaction().execute(async (trx): Promise<Outcome> => {
     const email = await findEmailByMessageIds(trx, event.messageIds);
     if (!email) return 'unknown-email';
@@ -55,18 +59,14 @@ export async function applyDeliveryEvent(db: Kysely<Database>, event: DeliveryEv
     await addSuppressions(trx, [
       { projectId: email.project_id, email: email.to_email, reason: status === 'BOUNCED' ? 'HARD_BOUNCE' : 'COMPLAINT', detail: detailOf(event.data), sourceEmailId: email.id },
     ]);
-    const health = await disableProjectIfUnhealthy(trx, change.projectId, await countRecentSends(trx, change.projectId, REPUTATION.windowDays));
-    if (health.disabled) {
-      // A disabled project runs no workflow: its active executions are cancelled (a job, chunked).
-      await enqueueProjectCancel(trx, change.projectId);
-      const reason =
-        health.bounced / health.sent >= REPUTATION.bounceRate
-          ? `bounce rate ${percent(health.bounced, health.sent)} ≥ ${REPUTATION.bounceRate * 100}%`
-          : `complaint rate ${percent(health.complained, health.sent)} ≥ ${REPUTATION.complaintRate * 100}%`;
+    const check = await checkProjectReputation(trx, change.projectId, opts);
+    if (check?.disabledReason) {
       log.warn(
-        { projectId: change.projectId, ...health, reason, windowDays: REPUTATION.windowDays },
-        `project ${change.projectId} auto-disabled: ${reason} over ${health.sent} emails sent in ${REPUTATION.windowDays} days; re-enable with: npm run admin -- enable-project --project ${change.projectId}`,
+        { projectId: change.projectId, reason: check.disabledReason, critical: check.assessment.critical },
+        `project ${change.projectId} auto-disabled: ${check.disabledReason}; lift with: npm run admin -- enable-project --project ${change.projectId}`,
       );
+    } else if (!opts.autoDisable && check?.assessment.level === 'critical') {
+      log.warn({ projectId: change.projectId, critical: check.assessment.critical }, `project ${change.projectId} is at a critical deliverability level (AUTO_DISABLE_PROJECTS=false)`);
     }
     return 'recorded';
   });

@@ -101,7 +101,7 @@ export async function webhooksRoutes(app: FastifyInstance, deps: AppDeps & { sns
         log.info({ reason: event.ignored }, 'SNS notification ignored');
         return { received: true };
       }
-      const outcome = await applyDeliveryEvent(deps.db, event, log);
+      const outcome = await applyDeliveryEvent(deps.db, event, log, { autoDisable: deps.config.autoDisableProjects });
       log.info({ kind: event.kind, outcome, messageIds: event.messageIds }, 'delivery notification applied');
       return { received: true };
     },
