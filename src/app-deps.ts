@@ -5,6 +5,7 @@ import { createSessions, type Sessions } from './http/session.js';
 import { createDns, type Dns } from './lib/dns.js';
 import { createTokens, type Tokens } from './lib/tokens.js';
 import { createMailTransport, type MailTransport } from './mail/transports/index.js';
+import { configureSystemEmail } from './modules/emails/index.js';
 
 /** What route modules and jobs receive: configuration, the database and shared services. */
 export interface AppDeps {
@@ -23,6 +24,7 @@ export interface AppDeps {
 
 /** `ping` defaults to a query on `db`'s pool; the server passes `connectForRequests(…).ping`. */
 export function createAppDeps(config: Config, db: Kysely<Database>, opts: { ping?: () => Promise<void> } = {}): AppDeps {
+  configureSystemEmail({ from: config.systemFrom });
   return {
     ping:
       opts.ping ??

@@ -109,6 +109,18 @@ const envSchema = z.object({
     .optional()
     .refine((v) => v === undefined || v === '' || v.length >= 32, 'SECRET must be at least 32 characters'),
   SIGNUP_ENABLED: bool('SIGNUP_ENABLED', true),
+  SYSTEM_FROM: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      const address = v.trim().toLowerCase();
+      if (!z.email().safeParse(address).success) {
+        ctx.addIssue({ code: 'custom', message: `SYSTEM_FROM must be one email address (e.g. no-reply@example.com), got "${v}"` });
+        return z.NEVER;
+      }
+      return address;
+    }),
   REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']),
   RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 1000, 1, 10_000_000),
   SIGNIN_RATE_LIMIT_PER_MINUTE: int('SIGNIN_RATE_LIMIT_PER_MINUTE', 30, 1, 10_000_000),
@@ -162,6 +174,8 @@ export interface Config {
   /** Signs sessions and tokens. Generated once into DATA_DIR when unset. */
   readonly secret: string;
   readonly signupEnabled: boolean;
+  /** From of the instance's own account emails (SYSTEM_FROM). Default `no-reply@<host of PUBLIC_URL>`. */
+  readonly systemFrom: string;
   readonly redisUrl: string | undefined;
   readonly rateLimitPerMinute: number;
   /** POST /auth/login and /auth/signup per client address (each costs an argon2 hash). */
@@ -289,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dnsServers: Object.freeze(e.DNS_SERVERS),
     secret: e.SECRET || loadOrCreateSecret(dataDir),
     signupEnabled: e.SIGNUP_ENABLED,
+    systemFrom: e.SYSTEM_FROM ?? `no-reply@${new URL(e.PUBLIC_URL ?? 'http://localhost').hostname.replace(/^\[|\]$/g, '')}`,
     redisUrl: e.REDIS_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     signinRateLimitPerMinute: e.SIGNIN_RATE_LIMIT_PER_MINUTE,

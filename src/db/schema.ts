@@ -254,11 +254,19 @@ export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 export const EMAIL_SOURCES = ['SEND', 'CAMPAIGN', 'WORKFLOW', 'TEST'] as const;
 export type EmailSource = (typeof EMAIL_SOURCES)[number];
 
+/** The instance's own account mail (migration 0021): no project, delivered by the same code. */
+export const SYSTEM_SOURCE = 'SYSTEM';
+
 export interface EmailsTable {
   id: Generated<string>;
-  project_id: string;
+  /** Null exactly for SYSTEM emails (they belong to no project). */
+  project_id: string | null;
   contact_id: string | null;
-  source: EmailSource;
+  source: EmailSource | typeof SYSTEM_SOURCE;
+  /** SYSTEM emails: what they are (verify-email, password-reset, invitation, …); null otherwise. */
+  system_kind: ColumnType<string | null, string | null | undefined, string | null>;
+  /** SYSTEM emails: the project they are about, if any (no foreign key). */
+  system_project_id: ColumnType<string | null, string | null | undefined, string | null>;
   type: EmailType;
   campaign_id: string | null;
   template_id: string | null;
@@ -298,7 +306,8 @@ export interface EmailsTable {
 
 export interface OutboxTable {
   id: Generated<string>;
-  project_id: string;
+  /** Null for SYSTEM emails. */
+  project_id: string | null;
   email_id: string;
   message_id: string;
   envelope_from: string;

@@ -37,7 +37,13 @@ export type TaskName = (typeof Tasks)[keyof typeof Tasks];
  * a bulk-unsubscribe takes effect before a queued campaign reaches those contacts.
  */
 export const JobPriority = {
-  /** /v1/send and other mail a person is waiting for (password resets, receipts). */
+  /**
+   * The instance's own account mail (verification, password reset, invitations, project
+   * notices: `queueSystemEmail`): a person is waiting at the sign-in page, and a project's
+   * /v1/send burst must not hold it back.
+   */
+  system: -10,
+  /** /v1/send and other mail a person is waiting for (receipts, one-time codes). */
   transactional: 0,
   /**
    * Workflow enrolment and step jobs (`workflow-events`, `workflow-step`): short database work on

@@ -1,7 +1,7 @@
 import { isUuid } from '../../lib/uuid.js';
 import { findCapturedMessage, listOutbox } from '../../modules/emails/index.js';
 import { defineCommand } from '../command.js';
-import { CliError, optional } from '../flags.js';
+import { CliError, optional, toggle } from '../flags.js';
 import { clean, printError } from '../io.js';
 
 const DEFAULT_LIMIT = 20;
@@ -9,13 +9,15 @@ const MAX_LIMIT = 10_000;
 
 /**
  * The capture outbox (no SMTP_URL): what would have been sent. One tab-separated line per
- * message, newest first: captured at, email id, project id, recipient, subject, Message-ID.
+ * message, newest first: captured at, email id, project id (`system` for the instance's own
+ * account mail), recipient, subject, Message-ID.
  */
 export const outbox = defineCommand({
   name: 'outbox',
   summary: 'List captured messages (mail kept in the database when SMTP_URL is unset), newest first; --show prints one raw',
   flags: {
     project: optional('PROJECT_ID', 'only messages of this project'),
+    system: toggle("only the instance's own account mail (verification, password reset, invitations, notices)"),
     limit: optional('N', `at most N messages (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`),
     show: optional('EMAIL_ID', 'print the raw message (RFC 5322, as signed) of this email instead'),
   },
@@ -30,9 +32,10 @@ export const outbox = defineCommand({
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new CliError(`--limit must be a whole number from 1 to ${MAX_LIMIT}`);
     const projectId = flags.project?.trim();
     if (projectId !== undefined && !isUuid(projectId)) throw new CliError(`no project with id ${projectId}`);
-    const entries = await listOutbox(db, { projectId, limit });
+    if (projectId !== undefined && flags.system) throw new CliError('--project and --system exclude each other');
+    const entries = await listOutbox(db, { projectId, system: flags.system, limit });
     for (const e of entries) {
-      print([e.capturedAt.toISOString(), e.emailId, e.projectId, clean(e.to), clean(e.subject), clean(e.messageId)].join('\t'));
+      print([e.capturedAt.toISOString(), e.emailId, e.projectId ?? 'system', clean(e.to), clean(e.subject), clean(e.messageId)].join('\t'));
     }
     if (entries.length === 0) printError('no captured messages');
   },

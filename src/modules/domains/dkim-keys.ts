@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { createSecretBox, type SecretBox } from '../../lib/secret-box.js';
-import { findVerifiedDomainKey } from './domains.repo.js';
+import { findVerifiedDomainKey, findVerifiedKeyOfDomain } from './domains.repo.js';
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 
@@ -57,6 +57,17 @@ export async function loadDkimKey(
 ): Promise<DkimKey | undefined> {
   const domain = fromDomain.trim().toLowerCase().replace(/\.$/, '');
   const row = await findVerifiedDomainKey(db, projectId, domain);
+  if (!row) return undefined;
+  return { domainName: row.domain, keySelector: row.dkim_selector, privateKey: secretBox.open(row.dkim_private_key) };
+}
+
+/**
+ * The signing key of the instance's own mail (SYSTEM_FROM's domain): the domain's key in the
+ * project that has it verified (an operator's project: docs/accounts.md "Account emails");
+ * undefined when no project has it verified.
+ */
+export async function loadInstanceDkimKey(db: Kysely<Database>, secretBox: SecretBox, fromDomain: string): Promise<DkimKey | undefined> {
+  const row = await findVerifiedKeyOfDomain(db, fromDomain.trim().toLowerCase().replace(/\.$/, ''));
   if (!row) return undefined;
   return { domainName: row.domain, keySelector: row.dkim_selector, privateKey: secretBox.open(row.dkim_private_key) };
 }

@@ -191,6 +191,18 @@ export async function findVerifiedDomainKey(db: Kysely<Database>, projectId: str
     .executeTakeFirst();
 }
 
+/** The key of `domain` in whichever project has it verified (a domain is verified by one project at a time). */
+export async function findVerifiedKeyOfDomain(db: Kysely<Database>, domain: string) {
+  return db
+    .selectFrom('domains')
+    .select(['domain', 'dkim_selector', 'dkim_private_key'])
+    .where('domain', '=', domain)
+    .where('verified', '=', true)
+    .orderBy('verified_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 export interface DomainClaim {
   id: string;
   projectId: string;

@@ -1,6 +1,6 @@
 /** The domains module's facade: what other modules, jobs, the CLI and the app import. */
 export { assertVerifiedSender, isVerifiedSender } from './sender.js';
-export { type DkimKey, dkimSecretBox, loadDkimKey } from './dkim-keys.js';
+export { type DkimKey, dkimSecretBox, loadDkimKey, loadInstanceDkimKey } from './dkim-keys.js';
 export { recheckDomains } from './domains.service.js';
 // The operator CLI (verification without DNS).
 export { type DomainClaim, findDomainClaims, markVerifiedByOperator } from './domains.repo.js';

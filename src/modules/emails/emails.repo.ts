@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, EmailRow, EmailSource, EmailStatus, EmailType, StoredAttachment, TrackingMode } from '../../db/schema.js';
+import type { Database, EmailRow, EmailSource, EmailStatus, EmailType, StoredAttachment, SYSTEM_SOURCE, TrackingMode } from '../../db/schema.js';
 import { Tasks } from '../../jobs/queue.js';
 import { suppressionNoteSql } from '../suppressions/index.js';
 import { STATUS_EVENT } from './status.js';
@@ -113,8 +113,13 @@ export async function enqueueEmails(trx: Transaction<Database>, emailIds: readon
     ))`.execute(trx);
 }
 
-/** An email as delivery needs it, with its project's settings. */
-export interface DeliveryEmail extends EmailMessage {
+/** An email as delivery needs it, with its project's settings (a SYSTEM email: no project, no tracking). */
+export interface DeliveryEmail extends Omit<EmailMessage, 'projectId' | 'source'> {
+  /** Null for SYSTEM emails (the instance's own account mail). */
+  projectId: string | null;
+  source: EmailSource | typeof SYSTEM_SOURCE;
+  /** SYSTEM emails: their own text part (others derive it from the HTML). */
+  text: string | null;
   status: EmailStatus;
   attempts: number;
   /** Set when the last attempt reached its final dot (docs/sending.md "Exactly once"). */
@@ -144,7 +149,8 @@ export interface CampaignRecipient {
 export async function findEmailForDelivery(db: Db, emailId: string): Promise<DeliveryEmail | undefined> {
   const r = await db
     .selectFrom('emails as e')
-    .innerJoin('projects as p', 'p.id', 'e.project_id')
+    // SYSTEM emails have no project: not disabled, never tracked.
+    .leftJoin('projects as p', 'p.id', 'e.project_id')
     // Only campaign emails are personalised at delivery: for other emails the key is NULL, so the
     // contacts index is not even probed.
     .leftJoin('contacts as c', (j) => j.on('c.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`))
@@ -154,7 +160,8 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     .select('p.sending_rate')
     .select([
       'e.id', 'e.project_id', 'e.contact_id', 'e.source', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
-      'e.reply_to', 'e.subject', 'e.html', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.end_of_data_at', 'e.error', 'p.tracking', 'p.disabled',
+      'e.reply_to', 'e.subject', 'e.html', 'e.text', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.end_of_data_at', 'e.error',
+      sql<TrackingMode>`coalesce(p.tracking, 'DISABLED')`.as('tracking'), sql<boolean>`coalesce(p.disabled, false)`.as('disabled'),
       'c.id as recipient_id', 'c.email as recipient_email', 'c.data as recipient_data', 'c.subscribed as recipient_subscribed',
     ])
     .where('e.id', '=', emailId)
@@ -176,6 +183,7 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
     replyTo: r.reply_to,
     subject: r.subject,
     html: r.html,
+    text: r.text,
     headers: r.headers,
     attachmentSetId: r.attachment_set_id,
     messageId: r.message_id,
@@ -190,9 +198,15 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
   };
 }
 
+/** An email row of a project (never a SYSTEM email). */
+export type ProjectEmailRow = Omit<EmailRow, 'project_id' | 'source'> & { project_id: string; source: EmailSource };
+
 /** One email of the project (GET /emails/:id), or undefined. */
-export async function findProjectEmail(db: Db, projectId: string, emailId: string): Promise<EmailRow | undefined> {
-  return db.selectFrom('emails').selectAll().where('id', '=', emailId).where('project_id', '=', projectId).executeTakeFirst();
+export async function findProjectEmail(db: Db, projectId: string, emailId: string): Promise<ProjectEmailRow | undefined> {
+  const row = await db.selectFrom('emails').selectAll().where('id', '=', emailId).where('project_id', '=', projectId).executeTakeFirst();
+  // Filtered by project: a SYSTEM email (no project) is never found here.
+  if (!row || row.project_id === null || row.source === 'SYSTEM') return undefined;
+  return { ...row, project_id: row.project_id, source: row.source };
 }
 
 export async function findAttachments(db: Db, attachmentSetId: string): Promise<StoredAttachment[]> {

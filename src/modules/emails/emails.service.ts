@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { Database, EmailRow } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
 import { notFound } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
-import { findProjectEmail } from './emails.repo.js';
+import { findProjectEmail, type ProjectEmailRow } from './emails.repo.js';
 import type { Email } from './emails.schema.js';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
-export function rowToEmail(row: EmailRow): Email {
+export function rowToEmail(row: ProjectEmailRow): Email {
   return {
     id: row.id,
     status: row.status,

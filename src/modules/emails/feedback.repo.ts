@@ -6,13 +6,24 @@ import type { Database } from '../../db/schema.js';
  * (webhooks) and clicks (tracking). Milestones themselves are recorded by status.ts.
  */
 
-/** The email one of these Message-IDs names (unique index on message_id), with its recipient (suppressions). */
+/**
+ * The project email one of these Message-IDs names (unique index on message_id), with its
+ * recipient (suppressions). SYSTEM emails (no project) are not found: the relay's notifications
+ * about the instance's own account mail change no project's record (docs/accounts.md).
+ */
 export async function findEmailByMessageIds(
   trx: Transaction<Database>,
   messageIds: readonly string[],
 ): Promise<{ id: string; project_id: string; to_email: string } | undefined> {
   if (messageIds.length === 0) return undefined;
-  return trx.selectFrom('emails').select(['id', 'project_id', 'to_email']).where('message_id', 'in', messageIds).limit(1).executeTakeFirst();
+  const row = await trx
+    .selectFrom('emails')
+    .select(['id', 'project_id', 'to_email'])
+    .where('message_id', 'in', messageIds)
+    .where('project_id', 'is not', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row?.project_id ? { id: row.id, project_id: row.project_id, to_email: row.to_email } : undefined;
 }
 
 /** Keeps a soft bounce's reason on the email (its status is left alone: see docs/tracking.md). */

@@ -25,6 +25,9 @@ export {
   STALLED_EMAIL_AFTER,
 } from './campaign-emails.repo.js';
 
+// The instance's own account mail (verification, reset, invitations, notices): no project, highest priority.
+export { configureSystemEmail, queueSystemEmail, type SystemEmail, type SystemEmailKind } from './system-emails.js';
+
 // Workflows: a SEND_EMAIL step's email, and per-step stats.
 export {
   queueTemplateEmail,

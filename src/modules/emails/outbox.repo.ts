@@ -10,7 +10,8 @@ import { recordMilestone } from './status.js';
  */
 
 export interface CapturedMessage {
-  projectId: string;
+  /** Null for SYSTEM emails. */
+  projectId: string | null;
   emailId: string;
   messageId: string;
   envelopeFrom: string;
@@ -41,15 +42,16 @@ async function captureMessage(trx: Transaction<Database>, m: CapturedMessage): P
 
 export interface OutboxEntry {
   emailId: string;
-  projectId: string;
+  /** Null for the instance's own account mail (SYSTEM emails). */
+  projectId: string | null;
   capturedAt: Date;
   to: string;
   subject: string;
   messageId: string;
 }
 
-/** Captured messages, newest first; `projectId` narrows to one project. */
-export async function listOutbox(db: Kysely<Database>, opts: { projectId?: string; limit: number }): Promise<OutboxEntry[]> {
+/** Captured messages, newest first; `projectId` narrows to one project, `system` to the instance's own account mail. */
+export async function listOutbox(db: Kysely<Database>, opts: { projectId?: string; system?: boolean; limit: number }): Promise<OutboxEntry[]> {
   let query = db
     .selectFrom('outbox as o')
     .innerJoin('emails as e', 'e.id', 'o.email_id')
@@ -59,6 +61,7 @@ export async function listOutbox(db: Kysely<Database>, opts: { projectId?: strin
     .orderBy('o.id', 'desc')
     .limit(opts.limit);
   if (opts.projectId !== undefined) query = query.where('o.project_id', '=', opts.projectId);
+  if (opts.system) query = query.where('o.project_id', 'is', null);
   const rows = await query.execute();
   return rows.map((r) => ({
     emailId: r.email_id,

@@ -11,7 +11,7 @@ import { buildMime } from '../../../mail/mime.js';
 import { htmlToText } from '../../../mail/render.js';
 import type { MailTransport } from '../../../mail/transports/index.js';
 import { classifySmtpError } from '../../../mail/transports/smtp.js';
-import { type DkimKey, loadDkimKey } from '../../domains/index.js';
+import { type DkimKey, loadDkimKey, loadInstanceDkimKey } from '../../domains/index.js';
 import { markEndOfData, restartInterrupted } from '../delivery-stage.repo.js';
 import {
   type DeliveryEmail,
@@ -111,12 +111,14 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
   });
   const keys = new Map<string, { key: DkimKey | undefined; until: number }>();
 
+  /** The project's key of its sender domain; for SYSTEM emails, the key of whichever project verified SYSTEM_FROM's domain. */
   async function senderKey(email: DeliveryEmail): Promise<DkimKey | undefined> {
     const domain = domainOf(email.fromEmail);
-    const id = `${email.projectId}:${domain}`;
+    const id = `${email.projectId ?? '(instance)'}:${domain}`;
     const cached = keys.get(id);
     if (cached && cached.until > Date.now()) return cached.key;
-    const key = await loadDkimKey(db, deps.dkimBox, email.projectId, domain);
+    const key =
+      email.projectId === null ? await loadInstanceDkimKey(db, deps.dkimBox, domain) : await loadDkimKey(db, deps.dkimBox, email.projectId, domain);
     if (keys.size > 1000) keys.clear();
     if (key) keys.set(id, { key, until: Date.now() + KEY_CACHE_MS });
     return key;
@@ -127,21 +129,25 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
    * step after it is computed from the row alone, so its failure would repeat on every attempt:
    * it is thrown as a CompositionError naming the step, and the email becomes FAILED at once.
    */
-  async function compose(email: DeliveryEmail, key: DkimKey): Promise<Buffer> {
+  async function compose(email: DeliveryEmail, key: DkimKey | undefined): Promise<Buffer> {
     const attachments = email.attachmentSetId ? await findAttachments(db, email.attachmentSetId) : [];
     let step = 'tracking and compliance';
     try {
-      const prepared = prepareForDelivery(
-        email.html,
-        { emailId: email.id, projectId: email.projectId, contactId: email.contactId, type: email.type, tracking: email.tracking },
-        { tokens: deps.tokens, publicUrl: deps.publicUrl },
-      );
+      // SYSTEM emails (no project) are never tracked and carry no subscription links.
+      const prepared =
+        email.projectId === null
+          ? { html: email.html, headers: {} }
+          : prepareForDelivery(
+              email.html,
+              { emailId: email.id, projectId: email.projectId, contactId: email.contactId, type: email.type, tracking: email.tracking },
+              { tokens: deps.tokens, publicUrl: deps.publicUrl },
+            );
       // The API refuses deeper HTML (html-depth.ts); a row that holds it anyway (stored before the
       // limit, or deepened by a {{{raw}}} value) is refused here by the same rule, not half-sent.
       step = 'HTML nesting';
       if (!HTML_DEPTH_RULE.ok(prepared.html)) throw new Error(HTML_DEPTH_RULE.message);
       step = 'text part';
-      const text = htmlToText(prepared.html);
+      const text = email.text ?? htmlToText(prepared.html);
       step = 'MIME message';
       const raw = await buildMime({
         from: { address: email.fromEmail, name: email.fromName },
@@ -157,7 +163,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
         attachments,
       });
       step = 'DKIM signature';
-      return dkimSign(raw, key);
+      return key ? dkimSign(raw, key) : raw;
     } catch (err) {
       const why = !(err instanceof Error) ? String(err) : err.name === 'Error' ? err.message : `${err.name}: ${err.message}`;
       throw new CompositionError(`Not sent: the message could not be composed (${step}): ${why.slice(0, 300)}`, { cause: err });
@@ -191,16 +197,24 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     }
     if (email.projectDisabled) return fail(email.id, 'Not sent: the project is disabled');
     // Campaign emails hold the campaign's templates: rendered now with the contact's current data.
-    const personal = email.recipient ? await personaliseCampaignEmail(db, { ...email, recipient: email.recipient }, deps) : undefined;
+    const personal =
+      email.recipient && email.projectId !== null
+        ? await personaliseCampaignEmail(db, { ...email, projectId: email.projectId, recipient: email.recipient }, deps)
+        : undefined;
     if (personal?.kind === 'cancelled') return { kind: 'skipped', reason: personal.reason };
     if (personal) email = { ...email, subject: personal.subject, html: personal.html };
 
-    const wait = job.reserved ? 0 : await throttle.reserve(email.projectId, email.sendingRate);
+    // The per-project rate is a project's: the instance's own mail (no project) is not held by it.
+    const wait = job.reserved || email.projectId === null ? 0 : await throttle.reserve(email.projectId, email.sendingRate);
     if (wait > MAX_THROTTLE_SLEEP_MS) return { kind: 'throttled', runAt: new Date(Date.now() + wait) };
     if (wait > 0) await sleep(wait);
 
     const key = await senderKey(email);
-    if (!key) return fail(email.id, `Not sent: the sender domain ${domainOf(email.fromEmail)} is no longer verified for this project`);
+    // A project's mail is only sent signed by its verified domain; the instance's own mail goes out
+    // unsigned until an operator verifies SYSTEM_FROM's domain (a person waits for it).
+    if (!key && email.projectId !== null) {
+      return fail(email.id, `Not sent: the sender domain ${domainOf(email.fromEmail)} is no longer verified for this project`);
+    }
     let raw: Buffer;
     try {
       raw = await compose(email, key);
