@@ -104,23 +104,19 @@ describe('config', () => {
   });
 });
 
-/** Variables of features that are not built (billing, OAuth login). */
+/** Variables of features that are not built (billing). */
 const UNBUILT = {
   STRIPE_SECRET_KEY: 'sk_test_x',
   STRIPE_WEBHOOK_SECRET: 'whsec_x',
-  GITHUB_CLIENT_ID: 'gh',
-  GITHUB_CLIENT_SECRET: 'ghs',
-  GOOGLE_CLIENT_ID: 'g',
-  GOOGLE_CLIENT_SECRET: 'gs',
 };
 
 describe('features that are not built', () => {
   it('are not read: their variables neither fail the start nor appear in the configuration', () => {
-    const c = loadConfig({ ...base, ...UNBUILT, GITHUB_CLIENT_SECRET: '' });
+    const c = loadConfig({ ...base, ...UNBUILT });
     expect(Object.keys(c).sort()).toEqual(Object.keys(loadConfig(base)).sort());
   });
 
-  it('GET /config advertises no OAuth provider and no billing even with their variables set', async () => {
+  it('GET /config advertises no billing even with its variables set (and no OAuth provider without theirs)', async () => {
     const t = await createTestApp({ env: { ...UNBUILT, SIGNUP_ENABLED: 'true' } });
     try {
       const res = await t.app.inject({ method: 'GET', url: '/config' });
@@ -129,5 +125,29 @@ describe('features that are not built', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('OAuth sign-in configuration', () => {
+  const GITHUB = { GITHUB_CLIENT_ID: 'gh-id', GITHUB_CLIENT_SECRET: 'gh-secret' };
+  const GOOGLE = { GOOGLE_CLIENT_ID: 'g-id', GOOGLE_CLIENT_SECRET: 'g-secret' };
+
+  it('configures a provider only with both its id and secret', () => {
+    expect(loadConfig(base).oauth).toEqual({});
+    expect(loadConfig({ ...base, ...GITHUB }).oauth).toEqual({ github: { clientId: 'gh-id', clientSecret: 'gh-secret' } });
+    expect(loadConfig({ ...base, ...GITHUB, ...GOOGLE }).oauth).toEqual({
+      github: { clientId: 'gh-id', clientSecret: 'gh-secret' },
+      google: { clientId: 'g-id', clientSecret: 'g-secret' },
+    });
+  });
+
+  it.each([
+    [{ GITHUB_CLIENT_ID: 'gh-id' }, /GITHUB_CLIENT_SECRET/],
+    [{ GITHUB_CLIENT_SECRET: 'gh-secret' }, /GITHUB_CLIENT_ID/],
+    [{ GOOGLE_CLIENT_ID: 'g-id', GOOGLE_CLIENT_SECRET: ' ' }, /GOOGLE_CLIENT_SECRET/],
+    [{ GOOGLE_CLIENT_SECRET: 'g-secret' }, /GOOGLE_CLIENT_ID/],
+  ])('fails fast naming the missing half of a provider: %o', (env, name) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, ...env })).toThrow(name);
   });
 });
