@@ -68,6 +68,8 @@ export function routeFacts(route: Route, schema: JsonObject): RouteFacts {
 export const ROUTE_ERRORS: Readonly<Record<string, readonly number[]>> = {
   'POST /auth/login': [401],
   'POST /auth/signup': [403],
+  // For clients that ask for JSON; browsers are redirected with ?error= (docs/accounts.md).
+  'GET /auth/oauth/:provider/callback': [400, 401, 403, 409, 502],
   'POST /webhooks/notifications': [400, 403],
   'PATCH /contacts/:id': [409],
   'POST /domains': [409],
@@ -117,6 +119,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   422: 'Validation failed; `error.errors[]` names each field',
   429: 'Rate limit exceeded; retry after the Retry-After header',
   500: 'Unexpected error (message masked; quote the requestId)',
+  502: 'The upstream identity provider refused or did not answer (OAuth callback)',
   503: 'Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering',
 };
 
