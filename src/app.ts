@@ -18,6 +18,7 @@ import { registerUnmatched } from './http/unmatched.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializeRequest } from './http/request-log.js';
 import { accountsRoutes } from './modules/accounts/index.js';
+import { billingRoutes } from './modules/billing/index.js';
 import { campaignsRoutes } from './modules/campaigns/index.js';
 import { contactJobsRoutes, contactsRoutes, fieldsRoutes } from './modules/contacts/index.js';
 import { domainsRoutes } from './modules/domains/index.js';
@@ -146,5 +147,6 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(workflowsRoutes, deps);
   await app.register(executionsRoutes, deps);
   await app.register(securityRoutes, deps);
+  await app.register(billingRoutes, deps);
   return app;
 }

@@ -72,8 +72,6 @@ const url = (name: string, protocols: string[]) =>
       return v;
     });
 
-// DESIGN §3 also lists STRIPE_*: it belongs to billing, which is not built, so it is not read
-// (nor documented) until its feature is; setting it changes nothing.
 const envSchema = z.object({
   PORT: int('PORT', 8080, 0, 65535),
   HOST: z.string().optional().default('127.0.0.1'),
@@ -157,6 +155,11 @@ const envSchema = z.object({
       ctx.addIssue({ code: 'custom', message: `LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent` });
       return z.NEVER;
     }),
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  STRIPE_PRICE_ID: z.string().optional(),
+  STRIPE_API_URL: url('STRIPE_API_URL', ['http:', 'https:']),
+  BILLING_FREE_EMAILS_PER_MONTH: int('BILLING_FREE_EMAILS_PER_MONTH', 1000, 0, 1_000_000_000),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -176,6 +179,8 @@ export interface Config {
   readonly signupEnabled: boolean;
   /** From of the instance's own account emails (SYSTEM_FROM). Default `no-reply@<host of PUBLIC_URL>`. */
   readonly systemFrom: string;
+  /** Stripe billing (src/modules/billing/); undefined when STRIPE_SECRET_KEY is unset: billing off, no caps. */
+  readonly billing: BillingConfig | undefined;
   readonly redisUrl: string | undefined;
   readonly rateLimitPerMinute: number;
   /** POST /auth/login and /auth/signup per client address (each costs an argon2 hash). */
@@ -210,6 +215,36 @@ export interface OAuthClient {
 export interface OAuthClients {
   readonly github?: OAuthClient;
   readonly google?: OAuthClient;
+}
+
+/** Billing settings, all required once STRIPE_SECRET_KEY is set (docs/billing.md). */
+export interface BillingConfig {
+  readonly secretKey: string;
+  /** Verifies POST /webhooks/incoming/payments (`whsec_…`, from the Stripe webhook endpoint). */
+  readonly webhookSecret: string;
+  /** The recurring price a checkout subscribes the project to. */
+  readonly priceId: string;
+  /** Where the Stripe API is; undefined: Stripe's own (api.stripe.com). Tests and proxies only. */
+  readonly apiUrl: string | undefined;
+  /** Emails a month (all categories together) of a project without a subscription. Default 1,000. */
+  readonly freeEmailsPerMonth: number;
+}
+
+/** STRIPE_SECRET_KEY turns billing on; it then needs the webhook secret and the price. */
+function billingConfig(e: {
+  STRIPE_SECRET_KEY?: string;
+  STRIPE_WEBHOOK_SECRET?: string;
+  STRIPE_PRICE_ID?: string;
+  STRIPE_API_URL?: string;
+  BILLING_FREE_EMAILS_PER_MONTH: number;
+}): BillingConfig | undefined {
+  const secretKey = e.STRIPE_SECRET_KEY?.trim();
+  if (!secretKey) return undefined;
+  const webhookSecret = e.STRIPE_WEBHOOK_SECRET?.trim();
+  const priceId = e.STRIPE_PRICE_ID?.trim();
+  if (!webhookSecret) throw new ConfigError('STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY (it verifies POST /webhooks/incoming/payments)');
+  if (!priceId) throw new ConfigError('STRIPE_PRICE_ID must be set with STRIPE_SECRET_KEY (the price a checkout subscribes to)');
+  return Object.freeze({ secretKey, webhookSecret, priceId, apiUrl: e.STRIPE_API_URL, freeEmailsPerMonth: e.BILLING_FREE_EMAILS_PER_MONTH });
 }
 
 /**
@@ -304,6 +339,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret: e.SECRET || loadOrCreateSecret(dataDir),
     signupEnabled: e.SIGNUP_ENABLED,
     systemFrom: e.SYSTEM_FROM ?? `no-reply@${new URL(e.PUBLIC_URL ?? 'http://localhost').hostname.replace(/^\[|\]$/g, '')}`,
+    billing: billingConfig(e),
     redisUrl: e.REDIS_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     signinRateLimitPerMinute: e.SIGNIN_RATE_LIMIT_PER_MINUTE,

@@ -104,26 +104,39 @@ describe('config', () => {
   });
 });
 
-/** Variables of features that are not built (billing). */
-const UNBUILT = {
-  STRIPE_SECRET_KEY: 'sk_test_x',
-  STRIPE_WEBHOOK_SECRET: 'whsec_x',
-};
+const STRIPE = { STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_PRICE_ID: 'price_x' };
 
-describe('features that are not built', () => {
-  it('are not read: their variables neither fail the start nor appear in the configuration', () => {
-    const c = loadConfig({ ...base, ...UNBUILT });
-    expect(Object.keys(c).sort()).toEqual(Object.keys(loadConfig(base)).sort());
+describe('billing configuration', () => {
+  it('is off without STRIPE_SECRET_KEY, whatever else is set', () => {
+    expect(loadConfig({ ...base, STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_PRICE_ID: 'price_x' }).billing).toBeUndefined();
+    expect(loadConfig({ ...base, ...STRIPE, STRIPE_SECRET_KEY: ' ' }).billing).toBeUndefined();
   });
 
-  it('GET /config advertises no billing even with its variables set (and no OAuth provider without theirs)', async () => {
-    const t = await createTestApp({ env: { ...UNBUILT, SIGNUP_ENABLED: 'true' } });
-    try {
-      const res = await t.app.inject({ method: 'GET', url: '/config' });
-      expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ signupEnabled: true, oauthProviders: [], billingEnabled: false });
-    } finally {
-      await t.close();
+  it('with STRIPE_SECRET_KEY needs the webhook secret and the price, naming the one missing', () => {
+    expect(() => loadConfig({ ...base, ...STRIPE, STRIPE_WEBHOOK_SECRET: '' })).toThrow(/STRIPE_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ ...base, ...STRIPE, STRIPE_PRICE_ID: '' })).toThrow(/STRIPE_PRICE_ID/);
+  });
+
+  it('reads the settings, the free allowance defaulting to 1,000 emails a month', () => {
+    expect(loadConfig({ ...base, ...STRIPE }).billing).toEqual({ secretKey: 'sk_test_x', webhookSecret: 'whsec_x', priceId: 'price_x', apiUrl: undefined, freeEmailsPerMonth: 1000 });
+    const c = loadConfig({ ...base, ...STRIPE, BILLING_FREE_EMAILS_PER_MONTH: '0', STRIPE_API_URL: 'http://127.0.0.1:12111' });
+    expect(c.billing).toMatchObject({ freeEmailsPerMonth: 0, apiUrl: 'http://127.0.0.1:12111' });
+  });
+
+  it('names a bad BILLING_FREE_EMAILS_PER_MONTH or STRIPE_API_URL', () => {
+    expect(() => loadConfig({ ...base, ...STRIPE, BILLING_FREE_EMAILS_PER_MONTH: 'lots' })).toThrow(/BILLING_FREE_EMAILS_PER_MONTH/);
+    expect(() => loadConfig({ ...base, ...STRIPE, STRIPE_API_URL: 'ftp://stripe.example' })).toThrow(/STRIPE_API_URL/);
+  });
+
+  it('GET /config says billingEnabled only when billing is on', async () => {
+    for (const [env, enabled] of [[{}, false], [STRIPE, true]] as const) {
+      const t = await createTestApp({ env });
+      try {
+        const res = await t.app.inject({ method: 'GET', url: '/config' });
+        expect(res.json<{ billingEnabled: boolean }>().billingEnabled).toBe(enabled);
+      } finally {
+        await t.close();
+      }
     }
   });
 });

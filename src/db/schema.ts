@@ -163,6 +163,9 @@ export interface Database {
   workflow_step_executions: WorkflowStepExecutionsTable;
   workflow_enrolments: WorkflowEnrolmentsTable;
   workflow_event_queue: WorkflowEventQueueTable;
+  project_billing: ProjectBillingTable;
+  billing_usage: BillingUsageTable;
+  billing_events: BillingEventsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -355,7 +358,7 @@ export interface SegmentMembersTable {
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 /** Why a campaign is CANCELLED (docs/campaigns.md): by a caller, or by the service when its send job cannot proceed. */
-export const CAMPAIGN_STATUS_REASONS = ['CANCELLED_BY_USER', 'AUDIENCE_UNUSABLE', 'START_FAILED'] as const;
+export const CAMPAIGN_STATUS_REASONS = ['CANCELLED_BY_USER', 'AUDIENCE_UNUSABLE', 'START_FAILED', 'BILLING_LIMIT_REACHED'] as const;
 export type CampaignStatusReason = (typeof CAMPAIGN_STATUS_REASONS)[number];
 export const AUDIENCE_TYPES = ['ALL', 'SEGMENT', 'FILTERED'] as const;
 export type AudienceType = (typeof AUDIENCE_TYPES)[number];
@@ -553,4 +556,40 @@ export interface WorkflowEnrolmentsTable {
   workflow_id: string;
   contact_id: string;
   created_at: Timestamp;
+}
+
+/** A project's Stripe customer and subscription, and its monthly caps (migration 0026; billing/). */
+export interface ProjectBillingTable {
+  project_id: string;
+  stripe_customer_id: string | null;
+  stripe_subscription_id: string | null;
+  /** Stripe's subscription status (active, trialing, past_due, canceled, …); null: never subscribed. */
+  subscription_status: string | null;
+  current_period_start: Date | null;
+  current_period_end: Date | null;
+  /** The Stripe `created` time of the last event applied: an older event never overwrites a newer one. */
+  stripe_state_at: Date | null;
+  /** Monthly caps per category; null: no cap of the project's own. */
+  cap_transactional: ColumnType<number | null, number | null | undefined, number | null>;
+  cap_campaign: ColumnType<number | null, number | null | undefined, number | null>;
+  cap_workflow: ColumnType<number | null, number | null | undefined, number | null>;
+  updated_at: Timestamp;
+}
+
+/** Emails queued per project, UTC month and category (migration 0026), kept in the queuing transaction. */
+export interface BillingUsageTable {
+  project_id: string;
+  /** The first day of the UTC month. */
+  period: ColumnType<Date, string, string>;
+  transactional: ColumnType<number, number | undefined, number>;
+  campaign: ColumnType<number, number | undefined, number>;
+  workflow: ColumnType<number, number | undefined, number>;
+}
+
+/** Stripe webhook events already applied (migration 0026): a replay changes nothing. */
+export interface BillingEventsTable {
+  id: string;
+  type: string;
+  project_id: string | null;
+  received_at: Timestamp;
 }

@@ -16,7 +16,7 @@ export const campaignSend = (deps: JobDeps): Task => async (payload, helpers) =>
   const { campaignId } = CampaignJobPayload.parse(payload);
   const { attempts, max_attempts: maxAttempts } = helpers.job;
   try {
-    const outcome = await runCampaignSend(deps.db, campaignId);
+    const outcome = await runCampaignSend(deps.db, campaignId, deps.config.billing);
     if (outcome.kind === 'materialised') helpers.logger.info(`campaign ${campaignId}: ${outcome.recipients} recipients materialised`);
   } catch (err) {
     const cause = err instanceof Error ? err.message : String(err);

@@ -3,6 +3,7 @@ import { compileCondition, validateCondition } from '../../conditions/index.js';
 import { type ConditionTree, ConditionTreeSchema } from '../../conditions/tree.js';
 import type { CampaignRow, Database, StoredCondition } from '../../db/schema.js';
 import { validationError } from '../../http/errors.js';
+import { suppressionJoinSql } from '../suppressions/index.js';
 import { segmentExists } from './campaigns.repo.js';
 
 /** The audience fields of a campaign, after PUT/POST merging. */
@@ -76,4 +77,24 @@ export async function audienceSql(db: Kysely<Database>, campaign: CampaignRow): 
   }
   if (!segment.condition) throw new AudienceUnusableError('The audience segment has no condition');
   return compileCondition(db, campaign.project_id, ConditionTreeSchema.parse(segment.condition), 'c');
+}
+
+/**
+ * How many emails sending the campaign now would queue: its audience (MARKETING: subscribed
+ * contacts only) less suppressed addresses, as materialiseCampaignEmails counts them; one count
+ * query. The billing cap check of send and schedule. An audience that cannot be evaluated counts
+ * 0 here: the send job ends that campaign with the reason (start-failure.ts).
+ */
+export async function countCampaignRecipients(db: Kysely<Database>, campaign: CampaignRow): Promise<number> {
+  let audience: RawBuilder<SqlBool>;
+  try {
+    audience = await audienceSql(db, campaign);
+  } catch {
+    return 0;
+  }
+  const marketing = campaign.type === 'MARKETING' ? sql`AND c.subscribed` : sql``;
+  const { rows } = await sql<{ n: string }>`
+    SELECT count(*) AS n FROM contacts c ${suppressionJoinSql(campaign.project_id, sql.ref('c.email'), 'sup')}
+    WHERE c.project_id = ${campaign.project_id} AND (${audience}) ${marketing} AND sup.email IS NULL`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }

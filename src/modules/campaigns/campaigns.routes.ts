@@ -86,7 +86,7 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
       body: SendCampaignBody,
       response: { 200: SendCampaignAnswer },
     },
-    handler: async (request) => sendCampaign(db, projectOf(request).id, request.params.id, request.body?.scheduledFor),
+    handler: async (request) => sendCampaign(db, projectOf(request).id, request.params.id, request.body?.scheduledFor, deps.config.billing),
   });
 
   r.post('/campaigns/:id/cancel', {
@@ -110,7 +110,7 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
     handler: async (request) => {
       const p = projectOf(request);
       return testSendCampaign(
-        { db, tokens: deps.tokens, publicUrl: deps.config.publicUrl },
+        { db, tokens: deps.tokens, publicUrl: deps.config.publicUrl, billing: deps.config.billing },
         { projectId: p.id, tracking: p.tracking, id: request.params.id, to: request.body.email },
       );
     },

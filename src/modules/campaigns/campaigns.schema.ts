@@ -45,7 +45,7 @@ export const Campaign = z
       })
       .nullable()
       .describe(
-        'Why the campaign is CANCELLED: CANCELLED_BY_USER (POST /cancel), AUDIENCE_UNUSABLE (its stored audience cannot be evaluated), START_FAILED (sending could not start after bounded retries); null otherwise',
+        'Why the campaign is CANCELLED: CANCELLED_BY_USER (POST /cancel), AUDIENCE_UNUSABLE (its stored audience cannot be evaluated), START_FAILED (sending could not start after bounded retries), BILLING_LIMIT_REACHED (a monthly billing cap refused its emails when they were materialised); null otherwise',
       ),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),

@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import type { BillingConfig } from '../../config.js';
 import type { Database } from '../../db/schema.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
 import {
@@ -8,6 +9,7 @@ import {
   materialiseCampaignEmails,
   recoverStalledCampaignEmails,
 } from '../emails/index.js';
+import { enforceEmailCap } from '../billing/index.js';
 import { audienceSql } from './audience.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -71,7 +73,7 @@ export type FanOutOutcome =
  * completion check enqueued. An audience with nothing to deliver completes at once (SENT). Safe
  * to run any number of times.
  */
-export async function runCampaignSend(db: Kysely<Database>, campaignId: string): Promise<FanOutOutcome> {
+export async function runCampaignSend(db: Kysely<Database>, campaignId: string, billing?: BillingConfig): Promise<FanOutOutcome> {
   return db.transaction().execute(async (trx) => {
     const campaign = await trx.selectFrom('campaigns').selectAll().where('id', '=', campaignId).forUpdate().executeTakeFirst();
     if (!campaign) return { kind: 'not-sending', status: 'DELETED' };
@@ -96,6 +98,8 @@ export async function runCampaignSend(db: Kysely<Database>, campaignId: string):
       body: campaign.body,
       audience: await audienceSql(trx, campaign),
     });
+    // Over a monthly cap (it filled since the send was accepted): 402 rolls the rows back; start-failure ends the campaign.
+    await enforceEmailCap(trx, billing, { projectId: campaign.project_id, category: 'campaign', count: queued });
     const done = queued === 0;
     await trx
       .updateTable('campaigns')

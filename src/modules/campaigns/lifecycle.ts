@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import type { BillingConfig } from '../../config.js';
 import type { Database, TrackingMode } from '../../db/schema.js';
 import { ApiError, ErrorCode, notFound, validationError } from '../../http/errors.js';
 import { JobPriority } from '../../jobs/queue.js';
@@ -7,8 +8,10 @@ import type { Tokens } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
 import { messageIdFor } from '../../mail/address.js';
 import { renderForRecipient } from '../../mail/personalise.js';
+import { enforceEmailCap } from '../billing/index.js';
 import { allocateEmailIds, cancelPendingCampaignEmails, enqueueEmails, insertEmails } from '../emails/index.js';
 import { isSuppressed } from '../suppressions/index.js';
+import { countCampaignRecipients } from './audience.js';
 import { findCampaignById, findContactByEmail } from './campaigns.repo.js';
 import type { Campaign, SendCampaignAnswer, TestSendAnswer } from './campaigns.schema.js';
 import { checkSender, findCampaignOr404, withCounts } from './campaigns.service.js';
@@ -35,7 +38,7 @@ export function parseScheduledFor(value: unknown): Date | null {
  * transaction. Scheduled: DRAFT → SCHEDULED with the job at `scheduledFor` (a time in the
  * past is kept as given and the job runs at once, so the campaign starts within seconds).
  */
-export async function sendCampaign(db: Db, projectId: string, id: string, scheduledFor: unknown): Promise<SendCampaignAnswer> {
+export async function sendCampaign(db: Db, projectId: string, id: string, scheduledFor: unknown, billing?: BillingConfig): Promise<SendCampaignAnswer> {
   const when = parseScheduledFor(scheduledFor);
   const current = await findCampaignOr404(db, projectId, id);
   assertTransition(current.status, CampaignAction.send);
@@ -44,6 +47,8 @@ export async function sendCampaign(db: Db, projectId: string, id: string, schedu
     throw validationError([{ field: 'segmentId', message: 'The audience segment was deleted; choose another with PUT', code: 'invalid_type' }]);
   }
   await checkSender(db, projectId, current.from_email);
+  // Monthly caps (billing on): the audience as it is now must fit, else 402 and the campaign stays a DRAFT.
+  await enforceEmailCap(db, billing, { projectId, category: 'campaign', count: () => countCampaignRecipients(db, current), dryRun: true });
   const row = await db.transaction().execute(async (trx) => {
     const locked = await findCampaignById(trx, projectId, id, { forUpdate: true });
     if (!locked) throw notFound('Campaign');
@@ -98,6 +103,8 @@ export interface TestSendDeps {
   db: Db;
   tokens: Tokens;
   publicUrl: string;
+  /** Monthly caps (billing on): a test send counts as transactional. */
+  billing?: BillingConfig;
 }
 
 /**
@@ -146,7 +153,10 @@ export async function testSendCampaign(
         error: suppressed ?? null,
       },
     ]);
-    if (suppressed === undefined) await enqueueEmails(trx, [id], { priority: JobPriority.transactional });
+    if (suppressed === undefined) {
+      await enforceEmailCap(trx, deps.billing, { projectId: input.projectId, category: 'transactional', count: 1 });
+      await enqueueEmails(trx, [id], { priority: JobPriority.transactional });
+    }
     return id;
   });
   return { success: true, data: { emailId, email: to }, message: suppressed ?? `Test email queued for ${to}` };

@@ -3,6 +3,7 @@ import { ZodError } from 'zod';
 import type { CampaignStatusReason, Database } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
 import { AudienceUnusableError } from './audience.js';
+import { isBillingLimitError } from '../billing/index.js';
 import { cancelPendingCampaignEmails } from '../emails/index.js';
 import { START_MAX_ATTEMPTS } from './fanout.js';
 import { ACTIVE_STATUSES } from './state.js';
@@ -57,6 +58,7 @@ function firstProblem(err: ZodError | ApiError): string | undefined {
 export function classifyStartFailure(err: unknown): StartFailure {
   const state = sqlState(err);
   const text = err instanceof Error ? err.message : String(err);
+  if (isBillingLimitError(err)) return { deterministic: true, code: 'BILLING_LIMIT_REACHED', message: err.message };
   if (err instanceof AudienceUnusableError) return { deterministic: true, code: 'AUDIENCE_UNUSABLE', message: `${text}. ${FIX}` };
   if (err instanceof ZodError || (err instanceof ApiError && err.statusCode < 500)) {
     const why = firstProblem(err);

@@ -13,6 +13,7 @@ export async function sendRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     tokens: deps.tokens,
     publicUrl: deps.config.publicUrl,
     idempotencyTtlHours: deps.config.idempotencyTtlHours,
+    billing: deps.config.billing,
   });
   app.addHook('onClose', async () => sender.close());
 

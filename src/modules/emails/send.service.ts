@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { BillingConfig } from '../../config.js';
 import type { Database, DataValue, EmailType, StoredAttachment, TemplateRow, TrackingMode } from '../../db/schema.js';
 import { ApiError, ErrorCode, notFound, validationError } from '../../http/errors.js';
 import { claimIdempotencyKeys, idempotencyKeyReused, type KeyClaim } from '../../http/idempotency.js';
@@ -7,6 +8,7 @@ import type { Tokens } from '../../lib/tokens.js';
 import { GroupCommit, GroupCommitClosedError, type Outcome, QueueFullError } from '../../lib/group-commit.js';
 import { messageIdFor } from '../../mail/address.js';
 import { renderForRecipient } from '../../mail/personalise.js';
+import { enforceEmailCap } from '../billing/index.js';
 import { normalizeEmail, resolveData, upsertContacts, type UpsertedContact } from '../contacts/index.js';
 import { assertVerifiedSender } from '../domains/index.js';
 import { findSuppressionNotes } from '../suppressions/index.js';
@@ -20,6 +22,8 @@ export interface SendDeps {
   tokens: Tokens;
   publicUrl: string;
   idempotencyTtlHours: number;
+  /** Monthly caps (billing on); undefined: none. */
+  billing?: BillingConfig;
 }
 
 export interface SendInput {
@@ -196,6 +200,8 @@ async function writeBatch(deps: SendDeps, trx: Transaction<Database>, projectId:
     return renderEmail(deps, item, recipient, contact, at(ids, n), sets.get(item) ?? null, suppressed.get(contact.row.email));
   });
   for (const item of accepted) checkSize(item, rows.filter((_, n) => pairs[n]?.item === item));
+  // Over a cap: 402 and the batch rolls back (rerun request by request, so the others still go).
+  await enforceEmailCap(trx, deps.billing, { projectId, category: 'transactional', count: rows.filter((r) => r.status === 'PENDING').length });
   await insertEmails(trx, rows);
   await enqueueEmails(trx, rows.filter((r) => r.status === 'PENDING').map((r) => r.id), { priority: JobPriority.transactional });
 

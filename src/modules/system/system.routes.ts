@@ -11,7 +11,7 @@ import { OAUTH_PROVIDERS } from '../../db/schema.js';
 const PublicConfig = z.object({
   signupEnabled: z.boolean(),
   oauthProviders: z.array(z.enum(['github', 'google'])).describe('OAuth sign-in providers configured (client id and secret both set)'),
-  billingEnabled: z.boolean().describe('false until billing is built'),
+  billingEnabled: z.boolean().describe('Stripe billing is on (STRIPE_SECRET_KEY set): checkout, portal, limits, consumption, invoices and monthly sending caps'),
 });
 
 /** Operations endpoints without authentication: readiness and feature flags. */
@@ -41,7 +41,7 @@ export async function systemRoutes(app: FastifyInstance, deps: AppDeps): Promise
     handler: async () => ({
       signupEnabled: deps.config.signupEnabled,
       oauthProviders: OAUTH_PROVIDERS.filter((p) => deps.config.oauth[p] !== undefined),
-      billingEnabled: false,
+      billingEnabled: deps.config.billing !== undefined,
     }),
   });
 }

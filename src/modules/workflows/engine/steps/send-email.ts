@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { enforceEmailCap } from '../../../billing/index.js';
 import { queueTemplateEmails } from '../../../emails/index.js';
 import { SendEmailConfig } from '../../steps.schema.js';
 import { emptyResults, type StepHandler } from '../types.js';
@@ -28,6 +29,8 @@ export const sendEmail: StepHandler = async (ctx, rows) => {
       workflow: { executionId: row.executionId, stepId: row.stepId },
     })),
   });
+  // Over a monthly cap: 402, the step's savepoint rolls back and its executions FAIL with the message.
+  await enforceEmailCap(ctx.trx, ctx.deps.config.billing, { projectId: ctx.projectId, category: 'workflow', count: outcomes.filter((o) => o.outcome === 'queued').length });
   const duplicates = rows.filter((_, n) => outcomes[n]?.emailId === null);
   const existing = new Map<string, string>();
   if (duplicates.length > 0) {

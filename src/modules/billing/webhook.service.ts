@@ -1,0 +1,104 @@
+import type { Kysely, Transaction } from 'kysely';
+import type Stripe from 'stripe';
+import type { Database } from '../../db/schema.js';
+import { ApiError } from '../../lib/errors.js';
+import { enqueueProjectCancel } from '../workflows/index.js';
+import {
+  claimEvent,
+  disableForPayment,
+  enableAfterPayment,
+  findProjectForStripe,
+  noteEventProject,
+  saveSubscription,
+  type SubscriptionState,
+} from './webhook.repo.js';
+
+/** What a payment webhook did (the answer's body, and the tests' view). */
+export interface WebhookOutcome {
+  received: true;
+  /** 'replay': the event id was applied before; 'ignored': a type or a customer we do not handle. */
+  result: 'applied' | 'replay' | 'ignored';
+}
+
+/**
+ * Verifies the Stripe-Signature of the raw body (HMAC with STRIPE_WEBHOOK_SECRET, 5 minutes of
+ * tolerance): 400 INVALID_SIGNATURE otherwise, before anything is read or written.
+ */
+export function verifyStripeEvent(stripe: Stripe, raw: Buffer, signature: string | undefined, secret: string): Stripe.Event {
+  if (!signature) throw new ApiError(400, 'INVALID_SIGNATURE', 'Missing Stripe-Signature header');
+  try {
+    return stripe.webhooks.constructEvent(raw, signature, secret);
+  } catch (err) {
+    throw new ApiError(400, 'INVALID_SIGNATURE', 'The Stripe-Signature does not match this payload (or is too old)', { cause: err });
+  }
+}
+
+const idOf = (v: string | { id: string } | null | undefined): string | null => (typeof v === 'string' ? v : (v?.id ?? null));
+const time = (unix: number | null | undefined): Date | null => (typeof unix === 'number' ? new Date(unix * 1000) : null);
+
+function subscriptionState(sub: Stripe.Subscription, at: Date, status = sub.status): SubscriptionState {
+  const item = sub.items?.data?.[0];
+  return {
+    customerId: idOf(sub.customer),
+    subscriptionId: sub.id,
+    status,
+    periodStart: time(item?.current_period_start),
+    periodEnd: time(item?.current_period_end),
+    at,
+  };
+}
+
+/**
+ * Applies one verified event in one transaction, exactly once: the event id is recorded first
+ * (a replay finds it and changes nothing). Handled: checkout.session.completed (the project gets
+ * its customer and subscription), customer.subscription.updated (status and period; back to
+ * active re-enables a project billing disabled), customer.subscription.deleted (the project
+ * falls back to the free allowance), invoice.payment_failed (disables the project, except for
+ * the subscription's first invoice: a checkout whose card fails never became a subscription).
+ */
+export async function applyStripeEvent(db: Kysely<Database>, event: Stripe.Event): Promise<WebhookOutcome> {
+  return db.transaction().execute(async (trx) => {
+    if (!(await claimEvent(trx, event.id, event.type))) return { received: true, result: 'replay' };
+    const at = new Date(event.created * 1000);
+    const projectId = await handle(trx, event, at);
+    if (projectId) await noteEventProject(trx, event.id, projectId);
+    return { received: true, result: projectId ? 'applied' : 'ignored' };
+  });
+}
+
+/** The project the event changed, or undefined when it concerns none of ours. */
+async function handle(trx: Transaction<Database>, event: Stripe.Event, at: Date): Promise<string | undefined> {
+  switch (event.type) {
+    case 'checkout.session.completed': {
+      const session = event.data.object;
+      const subscriptionId = idOf(session.subscription);
+      const projectId = await findProjectForStripe(trx, { customerId: idOf(session.customer), projectId: session.client_reference_id ?? session.metadata?.projectId });
+      if (!projectId || !subscriptionId) return undefined;
+      // The subscription object follows in customer.subscription.* events; until then it is active.
+      await saveSubscription(trx, projectId, { customerId: idOf(session.customer), subscriptionId, status: 'active', periodStart: null, periodEnd: null, at });
+      await enableAfterPayment(trx, projectId);
+      return projectId;
+    }
+    case 'customer.subscription.updated':
+    case 'customer.subscription.deleted': {
+      const sub = event.data.object;
+      const projectId = await findProjectForStripe(trx, { customerId: idOf(sub.customer), projectId: sub.metadata?.projectId });
+      if (!projectId) return undefined;
+      const status = event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status;
+      const stored = await saveSubscription(trx, projectId, subscriptionState(sub, at, status));
+      if (stored && (status === 'active' || status === 'trialing')) await enableAfterPayment(trx, projectId);
+      return projectId;
+    }
+    case 'invoice.payment_failed': {
+      const invoice = event.data.object;
+      const projectId = await findProjectForStripe(trx, { customerId: idOf(invoice.customer), projectId: invoice.parent?.subscription_details?.metadata?.projectId });
+      if (!projectId) return undefined;
+      if (invoice.billing_reason === 'subscription_create') return projectId;
+      // Like every disabling: the project's running workflows are cancelled by their keyed job.
+      if (await disableForPayment(trx, projectId)) await enqueueProjectCancel(trx, projectId);
+      return projectId;
+    }
+    default:
+      return undefined;
+  }
+}
