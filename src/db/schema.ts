@@ -41,6 +41,19 @@ export interface OAuthIdentitiesTable {
   last_sign_in_at: Timestamp;
 }
 
+/** Emailed one-time tokens of the verify / password-reset flows (migration 0021); only their SHA-256 is kept. */
+export interface AccountTokensTable {
+  id: Generated<string>;
+  user_id: string;
+  purpose: 'verify-email' | 'password-reset';
+  token_hash: Buffer;
+  /** The address the token was sent to. */
+  email: string;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  used_at: Date | null;
+  created_at: Timestamp;
+}
+
 /** Sessions ended by logout (their JWT `jti`), kept until the token expires (migration 0013). */
 export interface EndedSessionsTable {
   id: string;
@@ -135,6 +148,7 @@ export interface Database {
   users: UsersTable;
   login_throttles: LoginThrottlesTable;
   ended_sessions: EndedSessionsTable;
+  account_tokens: AccountTokensTable;
   oauth_identities: OAuthIdentitiesTable;
   projects: ProjectsTable;
   project_send_slots: ProjectSendSlotsTable;

@@ -1,4 +1,5 @@
 import type { TaskList } from 'graphile-worker';
+import { accountPasswordReset } from './account-password-reset.js';
 import { campaignComplete } from './campaign-complete.js';
 import { campaignSend } from './campaign-send.js';
 import { campaignSweep } from './campaign-sweep.js';
@@ -21,6 +22,7 @@ export { JobPriority, Tasks } from './queue.js';
 
 export function createTaskList(deps: JobDeps): TaskList {
   return {
+    [Tasks.accountPasswordReset]: accountPasswordReset(deps),
     [Tasks.cleanupIdempotencyKeys]: cleanupIdempotencyKeys(deps),
     [Tasks.contactsBulk]: contactsBulk(deps),
     [Tasks.contactsImport]: contactsImport(deps),

@@ -5,6 +5,8 @@
 
 /** Task names, used when enqueuing and in the crontab. */
 export const Tasks = {
+  /** POST /auth/request-password-reset's lookup and email, off the request (src/modules/accounts). */
+  accountPasswordReset: 'account-password-reset',
   cleanupIdempotencyKeys: 'cleanup-idempotency-keys',
   contactsBulk: 'contacts-bulk',
   contactsImport: 'contacts-import',

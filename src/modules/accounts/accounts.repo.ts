@@ -23,7 +23,10 @@ export async function findUserById(db: Kysely<Database>, id: string): Promise<Us
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Inserts a user; the first user of an empty instance becomes its admin. 409 on a taken email. */
+/**
+ * Inserts a user (the operator CLI): verified, since an operator created it; the first user of
+ * an empty instance becomes its admin. 409 on a taken email.
+ */
 export async function insertUser(
   db: Kysely<Database>,
   input: { email: string; passwordHash: string; isAdmin?: boolean },
@@ -35,6 +38,7 @@ export async function insertUser(
         email: input.email.toLowerCase(),
         password_hash: input.passwordHash,
         is_admin: input.isAdmin ?? sql<boolean>`NOT EXISTS (SELECT 1 FROM users)`,
+        email_verified_at: sql<Date>`now()`,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -46,11 +50,11 @@ export async function insertUser(
 
 /**
  * Inserts a user unless the email is taken (then undefined, nothing written); the first user
- * of an empty instance becomes its admin.
+ * of an empty instance becomes its admin and is verified, as is everyone when `verified`.
  */
 export async function insertUserUnlessTaken(
   db: Kysely<Database>,
-  input: { email: string; passwordHash: string },
+  input: { email: string; passwordHash: string; verified: boolean },
 ): Promise<UserRow | undefined> {
   return db
     .insertInto('users')
@@ -58,6 +62,7 @@ export async function insertUserUnlessTaken(
       email: input.email.toLowerCase(),
       password_hash: input.passwordHash,
       is_admin: sql<boolean>`NOT EXISTS (SELECT 1 FROM users)`,
+      email_verified_at: input.verified ? sql<Date>`now()` : sql<Date | null>`CASE WHEN NOT EXISTS (SELECT 1 FROM users) THEN now() END`,
     })
     .onConflict((oc) => oc.column('email').doNothing())
     .returningAll()

@@ -8,6 +8,7 @@ import { findUserById, rowToUser } from './accounts.repo.js';
 import { LoginBody, SignupBody, User } from './accounts.schema.js';
 import { login, logout, signup } from './accounts.service.js';
 import { createLoginThrottle } from './login-throttle.js';
+import { emailFlowsRoutes } from './email-flows.routes.js';
 
 export async function accountsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -26,7 +27,11 @@ export async function accountsRoutes(app: FastifyInstance, deps: AppDeps): Promi
       response: { 201: User },
     },
     handler: async (request, reply) => {
-      const { created, user } = await signup(deps.db, { ...request.body, signupEnabled: deps.config.signupEnabled });
+      const { created, user } = await signup(deps.db, {
+        ...request.body,
+        signupEnabled: deps.config.signupEnabled,
+        verification: deps.config.smtpUrl ? { publicUrl: deps.config.publicUrl } : undefined,
+      });
       if (created) await deps.sessions.issue(reply, created.id);
       return reply.code(201).send(user);
     },
@@ -71,4 +76,6 @@ export async function accountsRoutes(app: FastifyInstance, deps: AppDeps): Promi
       return rowToUser(user);
     },
   });
+
+  await emailFlowsRoutes(app, deps);
 }

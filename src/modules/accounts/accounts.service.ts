@@ -5,6 +5,7 @@ import { ApiError, ErrorCode } from '../../http/errors.js';
 import { uuidV7 } from '../../lib/uuid.js';
 import type { SessionClaims } from '../../http/session.js';
 import { endSession, findUserByEmail, insertUserUnlessTaken, rowToUser, updatePasswordHash } from './accounts.repo.js';
+import { sendVerificationEmail } from './email-flows.service.js';
 import type { User } from './accounts.schema.js';
 import { clearThrottle, throttleKey } from './login-throttle.repo.js';
 import { type LoginThrottle, normaliseEmail } from './login-throttle.js';
@@ -24,16 +25,26 @@ export interface SignupResult {
 /**
  * Creates an account. A taken address gets the same 201 and body shape as a new one (a user
  * that does not exist, no session), so signup does not tell who has an account.
+ *
+ * `verification` (the instance can send mail: SMTP_URL set): the new user starts unverified
+ * (unless it is the instance's first) and is emailed a verification link in the same
+ * transaction. Without it, users are created verified (docs/accounts.md).
  */
 export async function signup(
   db: Kysely<Database>,
-  input: { email: string; password: string; signupEnabled: boolean },
+  input: { email: string; password: string; signupEnabled: boolean; verification?: { publicUrl: string } },
 ): Promise<SignupResult> {
   if (!input.signupEnabled) {
     throw new ApiError(403, ErrorCode.FORBIDDEN, 'Signup is disabled on this instance; ask an operator for an account');
   }
   // Hashed either way, so a taken address answers in the same time as a new one.
-  const created = await insertUserUnlessTaken(db, { email: input.email, passwordHash: await hashPassword(input.password) });
+  const passwordHash = await hashPassword(input.password);
+  const { verification } = input;
+  const created = await db.transaction().execute(async (trx) => {
+    const user = await insertUserUnlessTaken(trx, { email: input.email, passwordHash, verified: !verification });
+    if (user && verification && !user.email_verified_at) await sendVerificationEmail(trx, user, verification.publicUrl);
+    return user;
+  });
   return { created, user: created ? rowToUser(created) : lookAlikeUser(input.email) };
 }
 

@@ -9,6 +9,7 @@ import { isUuid } from '../../lib/uuid.js';
 import { messageIdFor } from '../../mail/address.js';
 import { renderForRecipient } from '../../mail/personalise.js';
 import { enforceEmailCap } from '../billing/index.js';
+import { assertProjectCanSend } from '../accounts/index.js';
 import { allocateEmailIds, cancelPendingCampaignEmails, enqueueEmails, insertEmails } from '../emails/index.js';
 import { isSuppressed } from '../suppressions/index.js';
 import { countCampaignRecipients } from './audience.js';
@@ -47,6 +48,7 @@ export async function sendCampaign(db: Db, projectId: string, id: string, schedu
     throw validationError([{ field: 'segmentId', message: 'The audience segment was deleted; choose another with PUT', code: 'invalid_type' }]);
   }
   await checkSender(db, projectId, current.from_email);
+  await assertProjectCanSend(db, projectId);
   // Monthly caps (billing on): the audience as it is now must fit, else 402 and the campaign stays a DRAFT.
   await enforceEmailCap(db, billing, { projectId, category: 'campaign', count: () => countCampaignRecipients(db, current), dryRun: true });
   const row = await db.transaction().execute(async (trx) => {

@@ -10,6 +10,7 @@ import { messageIdFor } from '../../mail/address.js';
 import { renderForRecipient } from '../../mail/personalise.js';
 import { enforceEmailCap } from '../billing/index.js';
 import { normalizeEmail, resolveData, upsertContacts, type UpsertedContact } from '../contacts/index.js';
+import { assertProjectCanSend } from '../accounts/index.js';
 import { assertVerifiedSender } from '../domains/index.js';
 import { findSuppressionNotes } from '../suppressions/index.js';
 import { findTemplate } from '../templates/index.js';
@@ -100,6 +101,7 @@ function required(value: string | undefined, field: 'subject' | 'body'): string 
 /** Resolves a request (template, sender check: 404/403/422 before anything is written). */
 async function prepare(db: Kysely<Database>, input: SendInput): Promise<SendItem> {
   const { projectId, body: b } = input;
+  await assertProjectCanSend(db, projectId);
   const template = b.template ? await findTemplate(db, projectId, b.template) : undefined;
   if (b.template && !template) throw notFound('Template');
   const sender = resolveSender(b, template);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { enforceEmailCap } from '../../../billing/index.js';
+import { assertProjectCanSend } from '../../../accounts/index.js';
 import { queueTemplateEmails } from '../../../emails/index.js';
 import { SendEmailConfig } from '../../steps.schema.js';
 import { emptyResults, type StepHandler } from '../types.js';
@@ -18,6 +19,8 @@ export const sendEmail: StepHandler = async (ctx, rows) => {
   const first = rows[0];
   if (!first) return results;
   const config = SendEmailConfig.parse(first.config);
+  // No verified owner: 403, the step's savepoint rolls back and its executions FAIL with the message.
+  await assertProjectCanSend(ctx.trx, ctx.projectId);
   const custom = config.recipient?.type === 'CUSTOM' ? config.recipient.customEmail : undefined;
   const outcomes = await queueTemplateEmails(ctx.trx, {
     projectId: ctx.projectId,
