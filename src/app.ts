@@ -25,6 +25,7 @@ import { domainsRoutes } from './modules/domains/index.js';
 import { emailsRoutes, sendRoutes } from './modules/emails/index.js';
 import { eventsRoutes, trackRoutes } from './modules/events/index.js';
 import { type OAuthEndpointOverrides, oauthRoutes } from './modules/oauth/index.js';
+import { membersRoutes } from './modules/members/index.js';
 import { projectsRoutes } from './modules/projects/index.js';
 import { securityRoutes } from './modules/security/index.js';
 import { segmentsRoutes } from './modules/segments/index.js';
@@ -129,6 +130,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(accountsRoutes, deps);
   await app.register(oauthRoutes, { deps, endpoints: opts.oauthEndpoints });
   await app.register(projectsRoutes, deps);
+  await app.register(membersRoutes, deps);
   await app.register(trackRoutes, deps);
   await app.register(contactsRoutes, deps);
   await app.register(fieldsRoutes, deps);

@@ -90,6 +90,25 @@ export interface MembershipsTable {
   created_at: Timestamp;
 }
 
+export const INVITATION_STATUSES = ['PENDING', 'ADDED', 'ACCEPTED', 'REVOKED'] as const;
+export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
+
+/** Invitations to a project, kept as history (migration 0023, docs/members.md). */
+export interface ProjectInvitationsTable {
+  id: Generated<string>;
+  project_id: string;
+  email: string;
+  role: ProjectRole;
+  status: InvitationStatus;
+  /** SHA-256 of the emailed token; null for ADDED rows (an existing user joined at once). */
+  token_hash: Buffer | null;
+  invited_by: string | null;
+  accepted_by: ColumnType<string | null, string | null | undefined, string | null>;
+  expires_at: Date;
+  closed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  created_at: Timestamp;
+}
+
 export interface IdempotencyKeysTable {
   project_id: string;
   key: string;
@@ -153,6 +172,7 @@ export interface Database {
   projects: ProjectsTable;
   project_send_slots: ProjectSendSlotsTable;
   memberships: MembershipsTable;
+  project_invitations: ProjectInvitationsTable;
   idempotency_keys: IdempotencyKeysTable;
   contacts: ContactsTable;
   events: EventsTable;

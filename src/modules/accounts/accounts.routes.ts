@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { SESSION_COOKIE } from '../../http/session.js';
+import { acceptPendingInvitations } from '../members/index.js';
 import { findUserById, rowToUser } from './accounts.repo.js';
 import { LoginBody, SignupBody, User } from './accounts.schema.js';
 import { login, logout, signup } from './accounts.service.js';
@@ -32,7 +33,10 @@ export async function accountsRoutes(app: FastifyInstance, deps: AppDeps): Promi
         signupEnabled: deps.config.signupEnabled,
         verification: deps.config.smtpUrl ? { publicUrl: deps.config.publicUrl } : undefined,
       });
-      if (created) await deps.sessions.issue(reply, created.id);
+      if (created) {
+        await deps.sessions.issue(reply, created.id);
+        await acceptPendingInvitations(deps.db, { userId: created.id, email: created.email, emailVerified: created.email_verified_at !== null });
+      }
       return reply.code(201).send(user);
     },
   });
@@ -49,6 +53,7 @@ export async function accountsRoutes(app: FastifyInstance, deps: AppDeps): Promi
     handler: async (request, reply) => {
       const user = await login(deps.db, throttle, request.body);
       await deps.sessions.issue(reply, user.id);
+      await acceptPendingInvitations(deps.db, { userId: user.id, email: user.email, emailVerified: user.email_verified_at !== null });
       return rowToUser(user);
     },
   });

@@ -1,0 +1,46 @@
+import type { Kysely } from 'kysely';
+import type { Database, ProjectRole } from '../../db/schema.js';
+import { ApiError, ErrorCode, forbidden } from '../../http/errors.js';
+import { acceptInvitations, lockInvitationByToken } from './invitations.repo.js';
+import { hashInvitationToken } from './members.service.js';
+import type { AcceptedInvitation } from './members.schema.js';
+
+const gone = (message: string) => new ApiError(404, ErrorCode.NOT_FOUND, message);
+
+/**
+ * Accepts the live pending invitations to the user's address when that address is proven
+ * (verified). Called after password sign-up and sign-in, OAuth sign-in and email verification.
+ * An unverified address accepts nothing: anyone can sign up with any address, so only proof
+ * (verification, or the emailed token through POST /auth/accept-invitation) lets one in.
+ * One statement; returns the projects joined.
+ */
+export async function acceptPendingInvitations(
+  db: Kysely<Database>,
+  user: { userId: string; email: string; emailVerified: boolean },
+): Promise<{ projectId: string; role: ProjectRole }[]> {
+  if (!user.emailVerified) return [];
+  return acceptInvitations(db, { userId: user.userId, email: user.email.toLowerCase() });
+}
+
+/**
+ * POST /auth/accept-invitation: the emailed token proves the address, so it works before the
+ * address is verified; the signed-in user's address must be the invited one. Accepting the
+ * same invitation again answers the same (idempotent); a revoked, replaced, used or expired
+ * token is 404.
+ */
+export async function acceptInvitationToken(db: Kysely<Database>, input: { userId: string; email: string; token: string }): Promise<AcceptedInvitation> {
+  return db.transaction().execute(async (trx) => {
+    const invitation = await lockInvitationByToken(trx, hashInvitationToken(input.token));
+    if (!invitation || invitation.status === 'REVOKED' || (invitation.status === 'ACCEPTED' && invitation.accepted_by !== input.userId)) {
+      throw gone('This invitation is not valid: it was revoked, replaced by a newer one or already used');
+    }
+    const answer = { projectId: invitation.project_id, projectName: invitation.project_name, role: invitation.role };
+    if (invitation.status === 'ACCEPTED') return answer;
+    if (invitation.expired) throw gone('This invitation expired: ask the project for a new one');
+    if (invitation.email !== input.email.toLowerCase()) {
+      throw forbidden('This invitation was sent to another address: sign in with that address to accept it');
+    }
+    await acceptInvitations(trx, { userId: input.userId, email: invitation.email, ids: [invitation.id] });
+    return answer;
+  });
+}
