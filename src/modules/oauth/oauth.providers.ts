@@ -54,7 +54,7 @@ const SCOPES: Record<OAuthProviderName, string[]> = {
   google: ['openid', 'email'],
 };
 
-const LABELS: Record<OAuthProviderName, string> = { github: 'GitHub', google: 'Google' };
+export const PROVIDER_LABELS: Record<OAuthProviderName, string> = { github: 'GitHub', google: 'Google' };
 
 /** Each provider call (token exchange, profile) must answer within this. */
 const PROVIDER_TIMEOUT_MS = 10_000;
@@ -122,7 +122,7 @@ async function googleProfile(endpoints: OAuthEndpoints, accessToken: string): Pr
 const PROFILES = { github: githubProfile, google: googleProfile } as const;
 
 function createProvider(name: OAuthProviderName, client: OAuth2Client, endpoints: OAuthEndpoints): OAuthProvider {
-  const label = LABELS[name];
+  const label = PROVIDER_LABELS[name];
   return {
     name,
     label,

@@ -72,3 +72,33 @@ export async function listIdentities(
     .orderBy('created_at')
     .execute();
 }
+
+/**
+ * Unlinks a provider from a user unless it is their last way to sign in (no password and no
+ * other provider). `not_linked` / `last_sign_in_method` say why nothing was deleted. Run it in
+ * a transaction: the user's identities are locked first, so two unlinks at once (GitHub and
+ * Google of a user without a password) cannot each count the other as the remaining one.
+ */
+export async function deleteIdentity(
+  trx: Kysely<Database>,
+  userId: string,
+  provider: OAuthProviderName,
+): Promise<'unlinked' | 'not_linked' | 'last_sign_in_method'> {
+  await sql`SELECT 1 FROM oauth_identities WHERE user_id = ${userId} FOR UPDATE`.execute(trx);
+  const { rows } = await sql<{ deleted: boolean; linked: boolean }>`
+    WITH target AS (
+      SELECT i.provider_user_id,
+        EXISTS (SELECT 1 FROM users u WHERE u.id = i.user_id AND u.password_hash IS NOT NULL)
+          OR EXISTS (SELECT 1 FROM oauth_identities o WHERE o.user_id = i.user_id AND o.provider <> i.provider) AS has_other
+      FROM oauth_identities i
+      WHERE i.user_id = ${userId} AND i.provider = ${provider}
+    ), deleted AS (
+      DELETE FROM oauth_identities d USING target t
+      WHERE d.provider = ${provider} AND d.provider_user_id = t.provider_user_id AND t.has_other
+      RETURNING 1
+    )
+    SELECT EXISTS (SELECT 1 FROM deleted) AS deleted, EXISTS (SELECT 1 FROM target) AS linked`.execute(trx);
+  const row = rows[0];
+  if (row?.deleted) return 'unlinked';
+  return row?.linked ? 'last_sign_in_method' : 'not_linked';
+}

@@ -5,6 +5,7 @@ import type { AppDeps } from '../../app-deps.js';
 import type { OAuthProviderName } from '../../db/schema.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { SESSION_COOKIE } from '../../http/session.js';
+import { identitiesRoutes } from './identities.routes.js';
 import { OAuthFlowError } from './oauth.errors.js';
 import { configuredProviders, type OAuthEndpointOverrides, type OAuthProvider } from './oauth.providers.js';
 import { CallbackQuery, OAuthConfig, ProviderParams, Redirect } from './oauth.schema.js';
@@ -46,6 +47,8 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     await stateCookies.set(reply, flow);
     return reply.header('cache-control', 'no-store').redirect(provider.authorizationUrl(flow.state, flow.codeVerifier).toString(), 302);
   }
+
+  await identitiesRoutes(app, deps);
 
   r.get('/auth/oauth-config', {
     config: { auth: 'none', rateLimit: false },

@@ -25,3 +25,14 @@ export const OAuthConfig = z
   .meta({ examples: [{ providers: [{ id: 'github', name: 'GitHub', url: '/auth/oauth/github' }] }] });
 
 export const Redirect = z.null().describe('A redirect (Location header)');
+
+export const LinkedIdentity = z
+  .object({
+    provider: z.enum(['github', 'google']),
+    email: z.string().describe("The provider account's primary email at its last sign-in"),
+    linkedAt: z.iso.datetime(),
+    lastSignInAt: z.iso.datetime(),
+  })
+  .meta({ id: 'LinkedIdentity' });
+
+export const IdentityParams = z.object({ provider: z.string().max(32).describe('github or google') });

@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database, OAuthProviderName } from '../../db/schema.js';
+import { ApiError, ErrorCode, notFound } from '../../http/errors.js';
 import type { SessionClaims } from '../../http/session.js';
 import { findUserByEmail, insertUserWithoutPassword } from '../accounts/index.js';
 import { OAuthFlowError } from './oauth.errors.js';
 import type { ProviderProfile } from './oauth.providers.js';
-import { insertIdentity, isSessionLive, lockProviderAccount, touchIdentity } from './oauth.repo.js';
+import { deleteIdentity, insertIdentity, isSessionLive, lockProviderAccount, touchIdentity } from './oauth.repo.js';
 
 export interface SignInResult {
   userId: string;
@@ -75,4 +76,18 @@ export async function linkProvider(
       throw new OAuthFlowError('oauth_already_linked', `Your account is already linked to another ${label} account`);
     }
   });
+}
+
+/**
+ * Unlinks a provider from the signed-in user: 404 when it is not linked, 409 when it is the
+ * account's last way to sign in (no password, no other provider).
+ */
+export async function unlinkProvider(db: Kysely<Database>, input: { userId: string; provider: OAuthProviderName; label: string }): Promise<void> {
+  const outcome = await db.transaction().execute((trx) => deleteIdentity(trx, input.userId, input.provider));
+  if (outcome === 'not_linked') throw notFound(`A linked ${input.label} account`);
+  if (outcome === 'last_sign_in_method') {
+    throw new ApiError(409, ErrorCode.CONFLICT, `${input.label} is the only way to sign in to this account: set a password or link another provider first`, {
+      suggestion: 'Request a password reset for your address (POST /auth/request-password-reset), then unlink',
+    });
+  }
 }
