@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type Stripe from 'stripe';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../lib/errors.js';
+import { enqueueProjectMailCancel } from '../emails/index.js';
 import { enqueueProjectCancel } from '../workflows/index.js';
 import {
   claimEvent,
@@ -94,8 +95,11 @@ async function handle(trx: Transaction<Database>, event: Stripe.Event, at: Date)
       const projectId = await findProjectForStripe(trx, { customerId: idOf(invoice.customer), projectId: invoice.parent?.subscription_details?.metadata?.projectId });
       if (!projectId) return undefined;
       if (invoice.billing_reason === 'subscription_create') return projectId;
-      // Like every disabling: the project's running workflows are cancelled by their keyed job.
-      if (await disableForPayment(trx, projectId)) await enqueueProjectCancel(trx, projectId);
+      // Like every disabling: its queued mail and running workflows are cancelled by their keyed jobs.
+      if (await disableForPayment(trx, projectId)) {
+        await enqueueProjectMailCancel(trx, projectId);
+        await enqueueProjectCancel(trx, projectId);
+      }
       return projectId;
     }
     default:

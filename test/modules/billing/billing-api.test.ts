@@ -6,7 +6,7 @@ import { type FakeStripe, startFakeStripe } from '../../helpers/fake-stripe.js';
 let t: TestApp;
 let stripe: FakeStripe;
 
-export const BILLING_ENV = { STRIPE_SECRET_KEY: 'sk_test_billing', STRIPE_WEBHOOK_SECRET: 'whsec_test_billing_secret', STRIPE_PRICE_ID: 'price_test_pro' };
+const BILLING_ENV = { STRIPE_SECRET_KEY: 'sk_test_billing', STRIPE_WEBHOOK_SECRET: 'whsec_test_billing_secret', STRIPE_PRICE_ID: 'price_test_pro' };
 
 beforeAll(async () => {
   stripe = await startFakeStripe();

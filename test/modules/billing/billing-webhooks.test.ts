@@ -83,9 +83,9 @@ describe('POST /webhooks/incoming/payments', () => {
     const send = await t.app.inject({ method: 'POST', url: '/v1/send', headers: { authorization: `Bearer ${p.secret}` }, payload: { to: 'a@rcpt.example', subject: 's', body: 'b', from: 'x@y.example' } });
     expect(send.statusCode).toBe(403);
     expect(send.json<{ error: { code: string } }>().error.code).toBe('PROJECT_DISABLED');
-    // Its workflows are cancelled like at every disabling (the keyed job is queued in the same transaction).
-    const { rows: jobs } = await sql`SELECT 1 FROM graphile_worker._private_jobs WHERE key = ${`workflow-cancel-project:${p.id}`}`.execute(t.db.db);
-    expect(jobs).toHaveLength(1);
+    // Its queued mail and workflows are cancelled like at every disabling (keyed jobs queued in the same transaction).
+    const { rows: jobs } = await sql<{ key: string }>`SELECT key FROM graphile_worker._private_jobs WHERE key IN (${`workflow-cancel-project:${p.id}`}, ${`project-mail-cancel:${p.id}`}) ORDER BY key`.execute(t.db.db);
+    expect(jobs.map((j) => j.key)).toEqual([`project-mail-cancel:${p.id}`, `workflow-cancel-project:${p.id}`]);
 
     await deliver({ type: 'customer.subscription.updated', object: subscription(customer, 'active') });
     expect(await project(p.id)).toEqual({ disabled: false, disabled_reason: null });
@@ -99,19 +99,19 @@ describe('POST /webhooks/incoming/payments', () => {
     expect(await project(p.id)).toEqual({ disabled: true, disabled_reason: 'disabled by an operator' });
   });
 
-  it('refuses an unsigned, a wrongly signed, a tampered and a stale payload with 400 INVALID_SIGNATURE, changing nothing', async () => {
+  it('refuses an unsigned, a wrongly signed, a tampered (twice) and a stale payload with 400 INVALID_SIGNATURE, changing nothing', async () => {
     const { project: p, customer } = await customerProject();
     const event = { type: 'invoice.payment_failed', object: { id: 'in_evil', object: 'invoice', customer, billing_reason: 'subscription_cycle' } };
     const good = signedEvent(SECRET, event);
     const wrong = signedEvent('whsec_not_the_secret', event);
     const stale = signedEvent(SECRET, event, { timestamp: Math.floor(Date.now() / 1000) - 3600 });
-    const forged = Stripe.webhooks.generateTestHeaderString({ payload: good.payload, secret: SECRET });
+    const fresh = Stripe.webhooks.generateTestHeaderString({ payload: good.payload, secret: SECRET });
     for (const [payload, header] of [
       [good.payload, undefined],
       [wrong.payload, wrong.header],
       [good.payload.replace('subscription_cycle', 'subscription_create'), good.header],
       [stale.payload, stale.header],
-      [good.payload + ' ', forged],
+      [good.payload + ' ', fresh],
     ] as const) {
       const res = await post(payload, header);
       expect(res.statusCode).toBe(400);
