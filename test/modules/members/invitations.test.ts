@@ -120,6 +120,15 @@ describe('accepting invitations', () => {
     ]);
   });
 
+  it('joins on sign-up when the new account is verified (no SMTP_URL: accounts start verified)', async () => {
+    const { user: owner, project } = await newProject(t.app);
+    const email = uniqueEmail('capture');
+    await invite(t.app, owner, project.id, email, 'ADMIN');
+    const user = await signUp(t.app, email);
+    expect((await rolesOf(t.db, project.id))[user.id]).toBe('ADMIN');
+    expect((await list(owner, project.id)).json().invitations).toEqual([]);
+  });
+
   it('does not join on sign-in with an unverified address; the emailed token then proves it', async () => {
     const { user: owner, project } = await newProject(t.app);
     const email = uniqueEmail('unverified');
