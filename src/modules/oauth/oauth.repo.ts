@@ -16,16 +16,23 @@ export async function lockProviderAccount(trx: Kysely<Database>, key: IdentityKe
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`oauth:${key.provider}:${key.providerUserId}`}, 0))`.execute(trx);
 }
 
+/** The account a provider account signs in to. */
+export interface IdentityUser {
+  userId: string;
+  /** The account's own address and whether it is verified (not the provider's). */
+  email: string;
+  emailVerified: boolean;
+}
+
 /** The user a provider account signs in to, after recording this sign-in (and the provider's current email). */
-export async function touchIdentity(trx: Kysely<Database>, key: IdentityKey, email: string): Promise<string | undefined> {
-  const row = await trx
-    .updateTable('oauth_identities')
-    .set({ email, last_sign_in_at: sql`now()` })
-    .where('provider', '=', key.provider)
-    .where('provider_user_id', '=', key.providerUserId)
-    .returning('user_id')
-    .executeTakeFirst();
-  return row?.user_id;
+export async function touchIdentity(trx: Kysely<Database>, key: IdentityKey, email: string): Promise<IdentityUser | undefined> {
+  const { rows } = await sql<{ user_id: string; email: string; email_verified: boolean }>`
+    UPDATE oauth_identities i SET email = ${email}, last_sign_in_at = now()
+    FROM users u
+    WHERE u.id = i.user_id AND i.provider = ${key.provider} AND i.provider_user_id = ${key.providerUserId}
+    RETURNING i.user_id, u.email, u.email_verified_at IS NOT NULL AS email_verified`.execute(trx);
+  const row = rows[0];
+  return row && { userId: row.user_id, email: row.email, emailVerified: row.email_verified };
 }
 
 /**

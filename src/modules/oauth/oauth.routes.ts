@@ -5,6 +5,7 @@ import type { AppDeps } from '../../app-deps.js';
 import type { OAuthProviderName } from '../../db/schema.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { SESSION_COOKIE } from '../../http/session.js';
+import { acceptPendingInvitations } from '../members/index.js';
 import { identitiesRoutes } from './identities.routes.js';
 import { OAuthFlowError } from './oauth.errors.js';
 import { configuredProviders, type OAuthEndpointOverrides, type OAuthProvider } from './oauth.providers.js';
@@ -144,14 +145,16 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
       await linkProvider(deps.db, { provider: provider.name, label: provider.label, profile, linkUserId: flow.linkUserId, session });
       return `${publicUrl}/app/settings?linked=${provider.name}`;
     }
-    const { userId } = await signInWithProvider(deps.db, {
+    const user = await signInWithProvider(deps.db, {
       provider: provider.name,
       label: provider.label,
       profile,
       signupEnabled: deps.config.signupEnabled,
       canSendMail: deps.config.smtpUrl !== undefined,
     });
-    await deps.sessions.issue(reply, userId);
+    // As after a password sign-in: invitations to the account's address, when it is verified.
+    await acceptPendingInvitations(deps.db, user);
+    await deps.sessions.issue(reply, user.userId);
     return `${publicUrl}/app`;
   }
 }

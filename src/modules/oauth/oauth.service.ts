@@ -5,10 +5,9 @@ import type { SessionClaims } from '../../http/session.js';
 import { findUserByEmail, insertUserWithoutPassword } from '../accounts/index.js';
 import { OAuthFlowError } from './oauth.errors.js';
 import type { ProviderProfile } from './oauth.providers.js';
-import { deleteIdentity, insertIdentity, isSessionLive, lockProviderAccount, touchIdentity } from './oauth.repo.js';
+import { deleteIdentity, type IdentityUser, insertIdentity, isSessionLive, lockProviderAccount, touchIdentity } from './oauth.repo.js';
 
-export interface SignInResult {
-  userId: string;
+export interface SignInResult extends IdentityUser {
   /** A new account was created for this provider account. */
   created: boolean;
 }
@@ -32,7 +31,7 @@ export async function signInWithProvider(
   return db.transaction().execute(async (trx) => {
     await lockProviderAccount(trx, key);
     const linked = await touchIdentity(trx, key, profile.email);
-    if (linked) return { userId: linked, created: false };
+    if (linked) return { ...linked, created: false };
 
     const taken = () =>
       new OAuthFlowError(
@@ -48,7 +47,7 @@ export async function signInWithProvider(
     // A password sign-up of the same address won the race since the lookup above.
     if (!user) throw taken();
     await insertIdentity(trx, { ...key, userId: user.id, email: profile.email });
-    return { userId: user.id, created: true };
+    return { userId: user.id, email: user.email, emailVerified: user.email_verified_at !== null, created: true };
   });
 }
 
@@ -68,7 +67,7 @@ export async function linkProvider(
   const key = { provider, providerUserId: profile.providerUserId };
   await db.transaction().execute(async (trx) => {
     await lockProviderAccount(trx, key);
-    const owner = await touchIdentity(trx, key, profile.email);
+    const owner = (await touchIdentity(trx, key, profile.email))?.userId;
     if (owner === input.linkUserId) return;
     if (owner) throw new OAuthFlowError('oauth_identity_taken', `This ${label} account is already linked to another account`);
     const outcome = await insertIdentity(trx, { ...key, userId: input.linkUserId, email: profile.email });
