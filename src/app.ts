@@ -18,7 +18,7 @@ import { registerUnmatched } from './http/unmatched.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializeRequest } from './http/request-log.js';
 import { accountsRoutes } from './modules/accounts/index.js';
-import { billingRoutes } from './modules/billing/index.js';
+import { billingRoutes, billingSetupStateReader } from './modules/billing/index.js';
 import { campaignsRoutes } from './modules/campaigns/index.js';
 import { contactJobsRoutes, contactsRoutes, fieldsRoutes } from './modules/contacts/index.js';
 import { domainsRoutes } from './modules/domains/index.js';
@@ -148,7 +148,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(suppressionsRoutes, deps);
   await app.register(workflowsRoutes, deps);
   await app.register(executionsRoutes, deps);
-  await app.register(securityRoutes, deps);
+  await app.register(securityRoutes, { ...deps, billingState: billingSetupStateReader(deps.config.billing) });
   await app.register(billingRoutes, deps);
   return app;
 }

@@ -65,3 +65,17 @@ async function limitError(db: Kysely<Database>, billing: BillingConfig, input: E
     details: { cap: 'freeAllowance', limit: billing.freeEmailsPerMonth, usage: total, requested: count, periodStart: period },
   });
 }
+
+/**
+ * The billing part of GET /projects/:id/setup-state (the security module's BillingStateReader):
+ * off `{enabled: false}`; on, the plan and whether this month's free allowance is used up, in one
+ * query.
+ */
+export function billingSetupStateReader(billing: BillingConfig | undefined) {
+  return async (db: Kysely<Database>, projectId: string): Promise<{ enabled: boolean; plan?: 'free' | 'subscribed'; freeAllowanceUsedUp?: boolean }> => {
+    if (!billing) return { enabled: false };
+    const state = await readCapState(db, projectId, currentPeriod().key);
+    const total = state.usage.transactional + state.usage.campaign + state.usage.workflow;
+    return { enabled: true, plan: state.subscribed ? 'subscribed' : 'free', freeAllowanceUsedUp: !state.subscribed && total >= billing.freeEmailsPerMonth };
+  };
+}

@@ -2,7 +2,7 @@
  * The billing module's facade (docs/billing.md): the one cap check every send path calls
  * (`enforceEmailCap`, in the transaction that queues the emails), and the routes.
  */
-export { BILLING_LIMIT_REACHED, enforceEmailCap, type EmailCapInput, isBillingLimitError } from './caps.js';
+export { BILLING_LIMIT_REACHED, billingSetupStateReader, enforceEmailCap, type EmailCapInput, isBillingLimitError } from './caps.js';
 export { type Category as BillingCategory } from './usage.repo.js';
 
 // Routes last: they import other modules' facades, which may import this one back.

@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { isUuid } from '../../lib/uuid.js';
 
 /**
- * Why billing disabled a project (projects.disabled_reason). Only a project disabled with this
+ * Why billing suspends a project (projects.disabled_reason). Only a project disabled with this
  * reason is enabled again by billing: an operator's or the reputation check's stays disabled.
  */
 export const PAYMENT_FAILED_REASON = 'billing: a subscription payment failed (update the payment method in the billing portal)';
@@ -57,22 +57,8 @@ export async function saveSubscription(trx: Transaction<Database>, projectId: st
   return rows.length > 0;
 }
 
-/**
- * Disables the project for a failed payment (unless it is disabled already, for any reason).
- * Billing writes these three columns itself, like the reputation check and the operator CLI do;
- * true when this call disabled it.
- */
-export async function disableForPayment(trx: Transaction<Database>, projectId: string): Promise<boolean> {
-  const { rows } = await sql`
-    UPDATE projects SET disabled = true, disabled_reason = ${PAYMENT_FAILED_REASON}, disabled_at = now(), updated_at = now()
-    WHERE id = ${projectId}::uuid AND NOT disabled RETURNING id`.execute(trx);
-  return rows.length > 0;
-}
-
-/** Enables a project that billing disabled (a paid or restored subscription); others are left alone. */
-export async function enableAfterPayment(trx: Transaction<Database>, projectId: string): Promise<boolean> {
-  const { rows } = await sql`
-    UPDATE projects SET disabled = false, disabled_reason = NULL, disabled_at = NULL, updated_at = now()
-    WHERE id = ${projectId}::uuid AND disabled AND disabled_reason = ${PAYMENT_FAILED_REASON} RETURNING id`.execute(trx);
-  return rows.length > 0;
+/** Whether the project is disabled, and by billing (an operator's or the reputation check's disabling is not billing's to lift). */
+export async function isDisabledForPayment(trx: Transaction<Database>, projectId: string): Promise<boolean> {
+  const row = await trx.selectFrom('projects').select(['disabled', 'disabled_reason']).where('id', '=', projectId).executeTakeFirst();
+  return row?.disabled === true && row.disabled_reason === PAYMENT_FAILED_REASON;
 }

@@ -2,14 +2,13 @@ import type { Kysely, Transaction } from 'kysely';
 import type Stripe from 'stripe';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../lib/errors.js';
-import { enqueueProjectMailCancel } from '../emails/index.js';
-import { enqueueProjectCancel } from '../workflows/index.js';
+import { liftProjectSuspension, suspendProject } from '../security/index.js';
 import {
   claimEvent,
-  disableForPayment,
-  enableAfterPayment,
   findProjectForStripe,
+  isDisabledForPayment,
   noteEventProject,
+  PAYMENT_FAILED_REASON,
   saveSubscription,
   type SubscriptionState,
 } from './webhook.repo.js';
@@ -53,22 +52,33 @@ function subscriptionState(sub: Stripe.Subscription, at: Date, status = sub.stat
  * Applies one verified event in one transaction, exactly once: the event id is recorded first
  * (a replay finds it and changes nothing). Handled: checkout.session.completed (the project gets
  * its customer and subscription), customer.subscription.updated (status and period; back to
- * active re-enables a project billing disabled), customer.subscription.deleted (the project
- * falls back to the free allowance), invoice.payment_failed (disables the project, except for
- * the subscription's first invoice: a checkout whose card fails never became a subscription).
+ * active lifts the suspension of a project billing disabled), customer.subscription.deleted (the
+ * project falls back to the free allowance), invoice.payment_failed (suspends the project, except
+ * for the subscription's first invoice: a checkout whose card fails never became a subscription).
  */
 export async function applyStripeEvent(db: Kysely<Database>, event: Stripe.Event): Promise<WebhookOutcome> {
-  return db.transaction().execute(async (trx) => {
-    if (!(await claimEvent(trx, event.id, event.type))) return { received: true, result: 'replay' };
+  const applied = await db.transaction().execute(async (trx) => {
+    if (!(await claimEvent(trx, event.id, event.type))) return 'replay' as const;
     const at = new Date(event.created * 1000);
-    const projectId = await handle(trx, event, at);
-    if (projectId) await noteEventProject(trx, event.id, projectId);
-    return { received: true, result: projectId ? 'applied' : 'ignored' };
+    const outcome = await handle(trx, event, at);
+    if (outcome) await noteEventProject(trx, event.id, outcome.projectId);
+    return outcome ?? ('ignored' as const);
   });
+  if (typeof applied === 'string') return { received: true, result: applied };
+  // A paid subscription lifts the suspension billing made (the security module's lift records
+  // it): after the commit, as the lift runs its own transaction.
+  if (applied.lift) await liftProjectSuspension(db, { projectId: applied.projectId, by: 'billing: the subscription is active again' });
+  return { received: true, result: 'applied' };
+}
+
+interface Handled {
+  projectId: string;
+  /** The project is disabled for a failed payment and the subscription is active again. */
+  lift: boolean;
 }
 
 /** The project the event changed, or undefined when it concerns none of ours. */
-async function handle(trx: Transaction<Database>, event: Stripe.Event, at: Date): Promise<string | undefined> {
+async function handle(trx: Transaction<Database>, event: Stripe.Event, at: Date): Promise<Handled | undefined> {
   switch (event.type) {
     case 'checkout.session.completed': {
       const session = event.data.object;
@@ -77,8 +87,7 @@ async function handle(trx: Transaction<Database>, event: Stripe.Event, at: Date)
       if (!projectId || !subscriptionId) return undefined;
       // The subscription object follows in customer.subscription.* events; until then it is active.
       await saveSubscription(trx, projectId, { customerId: idOf(session.customer), subscriptionId, status: 'active', periodStart: null, periodEnd: null, at });
-      await enableAfterPayment(trx, projectId);
-      return projectId;
+      return { projectId, lift: await isDisabledForPayment(trx, projectId) };
     }
     case 'customer.subscription.updated':
     case 'customer.subscription.deleted': {
@@ -87,20 +96,19 @@ async function handle(trx: Transaction<Database>, event: Stripe.Event, at: Date)
       if (!projectId) return undefined;
       const status = event.type === 'customer.subscription.deleted' ? 'canceled' : sub.status;
       const stored = await saveSubscription(trx, projectId, subscriptionState(sub, at, status));
-      if (stored && (status === 'active' || status === 'trialing')) await enableAfterPayment(trx, projectId);
-      return projectId;
+      const active = stored && (status === 'active' || status === 'trialing');
+      return { projectId, lift: active && (await isDisabledForPayment(trx, projectId)) };
     }
     case 'invoice.payment_failed': {
       const invoice = event.data.object;
       const projectId = await findProjectForStripe(trx, { customerId: idOf(invoice.customer), projectId: invoice.parent?.subscription_details?.metadata?.projectId });
       if (!projectId) return undefined;
-      if (invoice.billing_reason === 'subscription_create') return projectId;
-      // Like every disabling: its queued mail and running workflows are cancelled by their keyed jobs.
-      if (await disableForPayment(trx, projectId)) {
-        await enqueueProjectMailCancel(trx, projectId);
-        await enqueueProjectCancel(trx, projectId);
+      if (invoice.billing_reason !== 'subscription_create') {
+        // The one way a project is disabled: recorded as a BILLING suspension, its queued mail and
+        // workflows cancelled, its OWNERs and ADMINs emailed (nothing when it is disabled already).
+        await suspendProject(trx, { projectId, source: 'BILLING', reason: PAYMENT_FAILED_REASON, metrics: { invoice: invoice.id ?? null } });
       }
-      return projectId;
+      return { projectId, lift: false };
     }
     default:
       return undefined;

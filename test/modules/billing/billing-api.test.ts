@@ -212,3 +212,15 @@ describe('billing on', () => {
     });
   });
 });
+
+describe('setup state', () => {
+  it('GET /projects/:id/setup-state reports the plan and whether the free allowance is used up', async () => {
+    const { user, project } = await newProject(t.app);
+    const read = async () => (await t.app.inject({ method: 'GET', url: `/projects/${project.id}/setup-state`, headers: { cookie: user.cookie, 'x-project-id': project.id } })).json<{ billing: unknown }>().billing;
+    expect(await read()).toEqual({ enabled: true, plan: 'free', freeAllowanceUsedUp: false });
+    await t.db.db.insertInto('billing_usage').values({ project_id: project.id, period: new Date().toISOString().slice(0, 8) + '01', transactional: 600, campaign: 400 }).execute();
+    expect(await read()).toEqual({ enabled: true, plan: 'free', freeAllowanceUsedUp: true });
+    await t.db.db.insertInto('project_billing').values({ project_id: project.id, subscription_status: 'active' }).execute();
+    expect(await read()).toEqual({ enabled: true, plan: 'subscribed', freeAllowanceUsedUp: false });
+  });
+});

@@ -87,8 +87,14 @@ describe('POST /webhooks/incoming/payments', () => {
     const { rows: jobs } = await sql<{ key: string }>`SELECT key FROM graphile_worker._private_jobs WHERE key IN (${`workflow-cancel-project:${p.id}`}, ${`project-mail-cancel:${p.id}`}) ORDER BY key`.execute(t.db.db);
     expect(jobs.map((j) => j.key)).toEqual([`project-mail-cancel:${p.id}`, `workflow-cancel-project:${p.id}`]);
 
+    const suspensions = () => t.db.db.selectFrom('project_suspensions').select(['source', 'reason', 'lifted_by']).where('project_id', '=', p.id).execute();
+    expect(await suspensions()).toEqual([{ source: 'BILLING', reason: PAYMENT_FAILED_REASON, lifted_by: null }]);
+    // Its OWNERs and ADMINs are told (the instance's own mail).
+    expect(await t.db.db.selectFrom('emails').select('system_kind').where('system_project_id', '=', p.id).execute()).toEqual([{ system_kind: 'project-disabled' }]);
+
     await deliver({ type: 'customer.subscription.updated', object: subscription(customer, 'active') });
     expect(await project(p.id)).toEqual({ disabled: false, disabled_reason: null });
+    expect(await suspensions()).toEqual([{ source: 'BILLING', reason: PAYMENT_FAILED_REASON, lifted_by: 'billing: the subscription is active again' }]);
   });
 
   it('a project disabled for another reason is not re-enabled by a payment', async () => {
