@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, ProjectRole } from '../../db/schema.js';
 import { ApiError, ErrorCode, forbidden } from '../../http/errors.js';
 import { acceptInvitations, lockInvitationByToken } from './invitations.repo.js';
+import { findMemberRole } from './members.repo.js';
 import { hashInvitationToken } from './members.service.js';
 import type { AcceptedInvitation } from './members.schema.js';
 
@@ -34,13 +35,16 @@ export async function acceptInvitationToken(db: Kysely<Database>, input: { userI
     if (!invitation || invitation.status === 'REVOKED' || (invitation.status === 'ACCEPTED' && invitation.accepted_by !== input.userId)) {
       throw gone('This invitation is not valid: it was revoked, replaced by a newer one or already used');
     }
-    const answer = { projectId: invitation.project_id, projectName: invitation.project_name, role: invitation.role };
-    if (invitation.status === 'ACCEPTED') return answer;
-    if (invitation.expired) throw gone('This invitation expired: ask the project for a new one');
-    if (invitation.email !== input.email.toLowerCase()) {
-      throw forbidden('This invitation was sent to another address: sign in with that address to accept it');
+    if (invitation.status === 'PENDING') {
+      if (invitation.expired) throw gone('This invitation expired: ask the project for a new one');
+      if (invitation.email !== input.email.toLowerCase()) {
+        throw forbidden('This invitation was sent to another address: sign in with that address to accept it');
+      }
+      await acceptInvitations(trx, { userId: input.userId, email: invitation.email, ids: [invitation.id] });
     }
-    await acceptInvitations(trx, { userId: input.userId, email: invitation.email, ids: [invitation.id] });
-    return answer;
+    // The role held now (an existing membership keeps its own); accepted once and left since: used up.
+    const role = await findMemberRole(trx, invitation.project_id, input.userId);
+    if (!role) throw gone('This invitation was already used');
+    return { projectId: invitation.project_id, projectName: invitation.project_name, role };
   });
 }

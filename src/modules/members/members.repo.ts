@@ -44,6 +44,11 @@ export async function findUserEmail(db: Db, userId: string): Promise<string | un
   return row?.email;
 }
 
+export async function findMemberRole(db: Db, projectId: string, userId: string): Promise<ProjectRole | undefined> {
+  const row = await db.selectFrom('memberships').select('role').where('project_id', '=', projectId).where('user_id', '=', userId).executeTakeFirst();
+  return row?.role;
+}
+
 /** The project's name and the inviter's address, for the invitation email. */
 export async function findInviteContext(db: Db, projectId: string, userId: string): Promise<{ projectName: string; inviterEmail: string } | undefined> {
   const row = await db

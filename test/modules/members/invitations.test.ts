@@ -162,6 +162,20 @@ describe('accepting invitations', () => {
     }
   });
 
+  it('does not let a used token bring back a member who left, and answers the role actually held', async () => {
+    const { user: owner, project } = await newProject(t.app);
+    const email = uniqueEmail('left');
+    await invite(t.app, owner, project.id, email, 'MEMBER');
+    const { token } = await invitationToken(t.db, email);
+    const { user } = await accountThenLogin(t.app, t.db, { email, verified: false });
+    expect((await accept(user, token)).json().role).toBe('MEMBER');
+    await t.app.inject({ method: 'PATCH', url: `/projects/${project.id}/members/${user.id}`, headers: asUser(owner), payload: { role: 'ADMIN' } });
+    expect((await accept(user, token)).json().role).toBe('ADMIN');
+    expect((await t.app.inject({ method: 'DELETE', url: `/projects/${project.id}/members/${user.id}`, headers: asUser(user) })).statusCode).toBe(204);
+    expect((await accept(user, token)).statusCode).toBe(404);
+    expect((await rolesOf(t.db, project.id))[user.id]).toBeUndefined();
+  });
+
   it('refuses the token to an account with another address (403) and an unknown token (404)', async () => {
     const { user: owner, project } = await newProject(t.app);
     const email = uniqueEmail('target');
