@@ -91,7 +91,7 @@ describe('projects', () => {
 
   it('deletes a project entirely with 204 and an empty body', async () => {
     const { user, project } = await newProject(t.app);
-    const res = await t.app.inject({ method: 'DELETE', url: `/users/@me/projects/${project.id}`, headers: { cookie: user.cookie } });
+    const res = await t.app.inject({ method: 'DELETE', url: `/users/@me/projects/${project.id}`, headers: { cookie: user.cookie }, payload: { confirm: project.name } });
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
     const row = await t.db.db.selectFrom('projects').select('id').where('id', '=', project.id).executeTakeFirst();

@@ -5,8 +5,9 @@ import type { AppDeps } from '../../app-deps.js';
 import { Roles } from '../../http/context.js';
 import { ApiError, ErrorCode, notFound } from '../../http/errors.js';
 import { findProjectOfUser, insertProject, listProjectsOfUser, rowToProject } from './projects.repo.js';
-import { CreateProjectBody, Project, ProjectIdParams, UpdateProjectBody, WebhookSecret } from './projects.schema.js';
-import { readWebhookSecret, regenerateProjectKeys, removeProject, rotateWebhookSecret, updateProjectSettings } from './projects.service.js';
+import { removeProject, resetProject } from './lifecycle.service.js';
+import { ConfirmProjectBody, CreateProjectBody, Project, ProjectIdParams, UpdateProjectBody, WebhookSecret } from './projects.schema.js';
+import { readWebhookSecret, regenerateProjectKeys, rotateWebhookSecret, updateProjectSettings } from './projects.service.js';
 
 function userId(request: FastifyRequest): string {
   if (!request.user) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Not signed in: log in with POST /auth/login');
@@ -62,11 +63,30 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
 
   r.delete('/users/@me/projects/:id', {
     config: owners,
-    schema: { tags, summary: 'Delete a project and all its data (OWNER)', params: ProjectIdParams },
+    schema: {
+      tags,
+      summary: 'Delete a project and all its data (OWNER); body {confirm: "<the project\'s name>"}; its keys stop working at once',
+      params: ProjectIdParams,
+      body: ConfirmProjectBody,
+    },
     handler: async (request, reply) => {
-      await removeProject(deps.db, { userId: userId(request), projectId: request.params.id });
+      await removeProject(deps.db, { userId: userId(request), projectId: request.params.id, confirm: request.body.confirm });
       return reply.code(204).send();
     },
+  });
+
+  r.post('/users/@me/projects/:id/reset', {
+    config: owners,
+    schema: {
+      tags,
+      summary: 'Irreversibly wipe contacts, events, emails, campaigns, segments, workflows, templates and jobs (OWNER); keeps keys, members and domains',
+      description: 'Body {confirm: "<the project\'s name>"}. One transaction: the API shows the data before or after, never half of it.',
+      params: ProjectIdParams,
+      body: ConfirmProjectBody,
+      response: { 200: Project },
+    },
+    handler: async (request) =>
+      rowToProject(await resetProject(deps.db, { userId: userId(request), projectId: request.params.id, confirm: request.body.confirm })),
   });
 
   r.post('/users/@me/projects/:id/regenerate-keys', {

@@ -39,9 +39,11 @@ export const UpdateProjectBody = z.object({
 });
 
 /** The body of DELETE /users/@me/projects/:id and POST …/reset: the project's name, typed again (DESIGN §4). */
-export const ConfirmProjectBody = z.object({
-  confirm: z.string().describe('The project\'s name, exactly: confirms an irreversible operation'),
-});
+export const ConfirmProjectBody = z.preprocess(
+  // No body at all is reported as a missing `confirm`, not a missing body.
+  (body) => body ?? {},
+  z.object({ confirm: z.string().describe('The project\'s name, exactly: confirms an irreversible operation') }),
+);
 export type ConfirmProjectBody = z.infer<typeof ConfirmProjectBody>;
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 

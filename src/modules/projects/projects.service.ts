@@ -2,7 +2,6 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, ProjectRole } from '../../db/schema.js';
 import { forbidden, notFound, validationError } from '../../http/errors.js';
 import {
-  deleteProject,
   findProjectOfUser,
   findWebhookSecret,
   type MemberProjectRow,
@@ -13,12 +12,13 @@ import {
 import type { UpdateProjectBody } from './projects.schema.js';
 
 /** What each role may do to a project (DESIGN §4). */
-const CAN = {
+export const CAN = {
   manage: ['OWNER', 'ADMIN'],
   delete: ['OWNER'],
 } as const satisfies Record<string, readonly ProjectRole[]>;
 
-async function lockMemberProject(
+/** The user's project locked FOR UPDATE (no write of the project interleaves), if their role is allowed: else 404/403. */
+export async function lockMemberProject(
   trx: Transaction<Database>,
   userId: string,
   projectId: string,
@@ -43,7 +43,7 @@ export async function updateProjectSettings(
   input: { userId: string; projectId: string; patch: UpdateProjectBody; maxSendingRate?: number },
 ): Promise<MemberProjectRow> {
   const { name, tracking, sendingRate } = input.patch;
-  if (sendingRate != null && input.maxSendingRate !== undefined && sendingRate > input.maxSendingRate) {
+  if (typeof sendingRate === 'number' && input.maxSendingRate !== undefined && sendingRate > input.maxSendingRate) {
     throw validationError([
       { field: 'sendingRate', message: `At most ${input.maxSendingRate} emails per second on this instance`, code: 'too_big' },
     ]);
@@ -80,12 +80,5 @@ export async function rotateWebhookSecret(db: Kysely<Database>, input: { userId:
   return db.transaction().execute(async (trx) => {
     const project = await lockMemberProject(trx, input.userId, input.projectId, CAN.manage, 'rotate the webhook secret of');
     return replaceWebhookSecret(trx, project.id);
-  });
-}
-
-export async function removeProject(db: Kysely<Database>, input: { userId: string; projectId: string }): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const project = await lockMemberProject(trx, input.userId, input.projectId, CAN.delete, 'delete');
-    await deleteProject(trx, project.id);
   });
 }
