@@ -13,6 +13,8 @@ export const OAUTH_ERRORS = {
   oauth_state_mismatch: 400,
   /** The provider shared no usable email address. */
   oauth_no_email: 400,
+  /** Sign-up: the provider has not verified the address (an account is only created for a proven address). */
+  oauth_email_unverified: 403,
   /** An account with the provider's email exists and is not linked to this provider account. */
   oauth_account_exists: 409,
   /** SIGNUP_ENABLED=false and the provider account belongs to nobody. */

@@ -150,7 +150,6 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
       label: provider.label,
       profile,
       signupEnabled: deps.config.signupEnabled,
-      canSendMail: deps.config.smtpUrl !== undefined,
     });
     // As after a password sign-in: invitations to the account's address, when it is verified.
     await acceptPendingInvitations(deps.db, user);

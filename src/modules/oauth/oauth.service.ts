@@ -18,13 +18,13 @@ export interface SignInResult extends IdentityUser {
  * - its email belongs to an account it is not linked to: refused (`oauth_account_exists`):
  *   the owner signs in as before and links the provider from there, so a provider account
  *   never takes over an existing account;
- * - nobody's: a new account without a password (refused when sign-up is disabled), email
- *   verified when the provider verified it, or when the instance cannot send mail at all
- *   (the password sign-up rule).
+ * - nobody's: a new account without a password, its email verified, when the provider verified
+ *   the address (else `oauth_email_unverified`: an unproven address would let its real owner
+ *   reset the password later while the provider account kept signing in) and sign-up is enabled.
  */
 export async function signInWithProvider(
   db: Kysely<Database>,
-  input: { provider: OAuthProviderName; label: string; profile: ProviderProfile; signupEnabled: boolean; canSendMail: boolean },
+  input: { provider: OAuthProviderName; label: string; profile: ProviderProfile; signupEnabled: boolean },
 ): Promise<SignInResult> {
   const { provider, label, profile } = input;
   const key = { provider, providerUserId: profile.providerUserId };
@@ -40,10 +40,16 @@ export async function signInWithProvider(
           `provider you used), then link ${label} from your account settings.`,
       );
     if (await findUserByEmail(trx, profile.email)) throw taken();
+    if (!profile.emailVerified) {
+      throw new OAuthFlowError(
+        'oauth_email_unverified',
+        `${label} has not verified ${profile.email}: verify it there first, or sign up with email and password`,
+      );
+    }
     if (!input.signupEnabled) {
       throw new OAuthFlowError('oauth_signup_disabled', `Sign-up is disabled on this instance, and this ${label} account is not linked to an account`);
     }
-    const user = await insertUserWithoutPassword(trx, { email: profile.email, emailVerified: profile.emailVerified || !input.canSendMail });
+    const user = await insertUserWithoutPassword(trx, { email: profile.email, emailVerified: true });
     // A password sign-up of the same address won the race since the lookup above.
     if (!user) throw taken();
     await insertIdentity(trx, { ...key, userId: user.id, email: profile.email });

@@ -245,17 +245,18 @@ describe('OAuth configuration', () => {
     }
   });
 
-  it('a new account is email-verified only when the provider verified the address (on an instance that sends mail)', async () => {
-    const sending = await oauthApp([google], { SMTP_URL: 'smtp://127.0.0.1:9' });
-    try {
-      const unverified = newAccount('google', { emailVerified: false });
-      const res = await signInWith(sending.app, google, unverified);
-      expect((await me(res.session ?? '')).json()).toMatchObject({ email: unverified.email, emailVerified: false });
-      const verified = newAccount('google');
-      const ok = await signInWith(sending.app, google, verified);
-      expect((await me(ok.session ?? '')).json()).toMatchObject({ email: verified.email, emailVerified: true });
-    } finally {
-      await sending.close();
-    }
+  it('refuses sign-up with an address the provider did not verify; linking one to a signed-in account works', async () => {
+    const unverified = newAccount('google', { emailVerified: false });
+    const refused = await signInWith(t.app, google, unverified);
+    expect(refused.res.headers.location).toBe('http://localhost:8080/app/login?error=oauth_email_unverified');
+    expect(refused.session).toBeUndefined();
+    expect(await usersWithEmail(unverified.email)).toHaveLength(0);
+    // The signed-in owner proves the link; the provider account then signs in to that account.
+    const owner = await signUp(t.app);
+    google.consentAs(unverified);
+    const flow = await startFlow(t.app, 'google', { link: owner.cookie });
+    const linked = await callback(t.app, await consent(flow.authorizeUrl), [flow.stateCookie, owner.cookie]);
+    expect(linked.headers.location).toBe('http://localhost:8080/app/settings?linked=google');
+    expect((await me((await signInWith(t.app, google, unverified)).session ?? '')).json().id).toBe(owner.id);
   });
 });
