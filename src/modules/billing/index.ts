@@ -3,7 +3,6 @@
  * (`enforceEmailCap`, in the transaction that queues the emails), and the routes.
  */
 export { BILLING_LIMIT_REACHED, billingSetupStateReader, enforceEmailCap, type EmailCapInput, isBillingLimitError } from './caps.js';
-export { type Category as BillingCategory } from './usage.repo.js';
 
 // Routes last: they import other modules' facades, which may import this one back.
 export { billingRoutes } from './billing.routes.js';

@@ -21,5 +21,3 @@ export function stripeFailure(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   return new ApiError(502, 'BILLING_PROVIDER_ERROR', 'The payment provider did not answer as expected; try again in a moment', { cause: err });
 }
-
-export type { Stripe };
