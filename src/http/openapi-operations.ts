@@ -38,6 +38,8 @@ export interface RouteFacts {
   hasBody: boolean;
   hasInput: boolean;
   hasPathParams: boolean;
+  /** `config.roles` declared: a member of another role gets 403. */
+  hasRoles: boolean;
 }
 
 type Route = Pick<RouteOptions, 'method' | 'url' | 'config' | 'schema'>;
@@ -58,6 +60,7 @@ export function routeFacts(route: Route, schema: JsonObject): RouteFacts {
     hasBody,
     hasInput: hasBody || schema.querystring !== undefined || schema.params !== undefined,
     hasPathParams: /[:*]/.test(route.url),
+    hasRoles: config.roles !== undefined,
   };
 }
 
@@ -71,6 +74,10 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly number[]>> = {
   // For clients that ask for JSON; browsers are redirected with ?error= (docs/accounts.md).
   'GET /auth/oauth/:provider/callback': [400, 401, 403, 409, 502],
   'POST /webhooks/notifications': [400, 403],
+  // The last OWNER, an address already a member, the pending-invitation cap; the invite rates (docs/members.md).
+  'POST /projects/:id/members': [409, 429],
+  'PATCH /projects/:id/members/:userId': [409],
+  'DELETE /projects/:id/members/:userId': [409],
   'PATCH /contacts/:id': [409],
   'POST /domains': [409],
   'GET /domains/:id/verify': [409],
@@ -127,7 +134,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
 export function errorStatuses(f: RouteFacts): number[] {
   const statuses = new Set<number>([408, 500, 503]);
   if (f.auth !== AuthMode.none) statuses.add(401);
-  if (f.auth === AuthMode.public || f.auth === AuthMode.secret) statuses.add(403);
+  if (f.auth === AuthMode.public || f.auth === AuthMode.secret || f.hasRoles) statuses.add(403);
   if (f.hasBody) for (const s of [400, 413, 415]) statuses.add(s);
   if (f.hasInput) statuses.add(422);
   if (f.hasPathParams) statuses.add(404);

@@ -125,6 +125,18 @@ describe('permission matrix', () => {
     expect(mismatches).toEqual([]);
   }, 120_000);
 
+  it('documents 403 in the OpenAPI operation of every route that declares roles', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>();
+    // Routes hidden from the document (billing while it is off) have no operation to check.
+    const operation = (r: RouteSummary) => doc.paths[r.url.replace(/:([A-Za-z]+)/g, '{$1}')]?.[r.method.toLowerCase()];
+    const documented = t.app.routeCatalog.filter((r) => r.roles && operation(r));
+    expect(documented.map(key)).toContain('PATCH /projects/:id/members/:userId');
+    const undocumented = documented.filter((r) => !operation(r)?.responses['403']).map(key);
+    expect(undocumented).toEqual([]);
+    const invite = doc.paths['/projects/{id}/members']?.post?.responses ?? {};
+    expect(Object.keys(invite)).toEqual(expect.arrayContaining(['201', '403', '404', '409', '422', '429']));
+  });
+
   it('accepts the project\'s secret key on resource routes whatever they declare (keys are the project\'s API access)', async () => {
     const declared = projectRoutes().filter((r) => byHeader(r));
     for (const route of declared) {
