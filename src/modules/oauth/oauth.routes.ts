@@ -2,7 +2,6 @@ import { generateCodeVerifier, generateState } from 'arctic';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
-import type { OAuthProviderName } from '../../db/schema.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import { SESSION_COOKIE } from '../../http/session.js';
 import { acceptPendingInvitations } from '../members/index.js';
@@ -38,7 +37,7 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
   const stateCookies = createStateCookies(deps.config.secret, publicUrl);
 
   const providerOf = (name: string): OAuthProvider => {
-    const provider = providers.get(name as OAuthProviderName);
+    const provider = [...providers.values()].find((p) => p.name === name);
     if (!provider) throw notFound(`OAuth provider "${name}" (configured: ${[...providers.keys()].join(', ') || 'none'})`);
     return provider;
   };

@@ -7,13 +7,8 @@ import { OAuthFlowError } from './oauth.errors.js';
 import type { ProviderProfile } from './oauth.providers.js';
 import { deleteIdentity, type IdentityUser, insertIdentity, isSessionLive, lockProviderAccount, touchIdentity } from './oauth.repo.js';
 
-export interface SignInResult extends IdentityUser {
-  /** A new account was created for this provider account. */
-  created: boolean;
-}
-
 /**
- * Signs in with a provider account (docs/accounts.md "Sign-in with GitHub or Google"):
+ * The account a provider account signs in to (docs/accounts.md "Sign-in with GitHub or Google"):
  * - linked already: that user, whatever the provider's email is now;
  * - its email belongs to an account it is not linked to: refused (`oauth_account_exists`):
  *   the owner signs in as before and links the provider from there, so a provider account
@@ -25,13 +20,13 @@ export interface SignInResult extends IdentityUser {
 export async function signInWithProvider(
   db: Kysely<Database>,
   input: { provider: OAuthProviderName; label: string; profile: ProviderProfile; signupEnabled: boolean },
-): Promise<SignInResult> {
+): Promise<IdentityUser> {
   const { provider, label, profile } = input;
   const key = { provider, providerUserId: profile.providerUserId };
   return db.transaction().execute(async (trx) => {
     await lockProviderAccount(trx, key);
     const linked = await touchIdentity(trx, key, profile.email);
-    if (linked) return { ...linked, created: false };
+    if (linked) return linked;
 
     const taken = () =>
       new OAuthFlowError(
@@ -39,13 +34,14 @@ export async function signInWithProvider(
         `An account with ${profile.email} already exists. Sign in the way you did before (email and password, or the ` +
           `provider you used), then link ${label} from your account settings.`,
       );
-    if (await findUserByEmail(trx, profile.email)) throw taken();
+    // Unverified first: only an address's proven owner learns whether it has an account.
     if (!profile.emailVerified) {
       throw new OAuthFlowError(
         'oauth_email_unverified',
         `${label} has not verified ${profile.email}: verify it there first, or sign up with email and password`,
       );
     }
+    if (await findUserByEmail(trx, profile.email)) throw taken();
     if (!input.signupEnabled) {
       throw new OAuthFlowError('oauth_signup_disabled', `Sign-up is disabled on this instance, and this ${label} account is not linked to an account`);
     }
@@ -53,7 +49,7 @@ export async function signInWithProvider(
     // A password sign-up of the same address won the race since the lookup above.
     if (!user) throw taken();
     await insertIdentity(trx, { ...key, userId: user.id, email: profile.email });
-    return { userId: user.id, email: user.email, emailVerified: user.email_verified_at !== null, created: true };
+    return { userId: user.id, email: user.email, emailVerified: user.email_verified_at !== null };
   });
 }
 
