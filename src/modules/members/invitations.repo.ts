@@ -141,6 +141,22 @@ export async function lockInvitationByToken(
     .executeTakeFirst();
 }
 
+/** A live pending invitation by its token's hash, as its landing page shows it. */
+export async function findLiveInvitationByToken(
+  db: Db,
+  tokenHash: Buffer,
+): Promise<{ email: string; project_name: string; role: ProjectRole; inviter_email: string | null; expires_at: Date } | undefined> {
+  return db
+    .selectFrom('project_invitations as i')
+    .innerJoin('projects as p', 'p.id', 'i.project_id')
+    .leftJoin('users as u', 'u.id', 'i.invited_by')
+    .select(['i.email', 'p.name as project_name', 'i.role', 'u.email as inviter_email', 'i.expires_at'])
+    .where('i.token_hash', '=', tokenHash)
+    .where('i.status', '=', 'PENDING')
+    .where('i.expires_at', '>', sql<Date>`now()`)
+    .executeTakeFirst();
+}
+
 /**
  * Accepts invitations in one statement: closes them as ACCEPTED by `userId` and inserts the
  * memberships (an existing membership keeps its role). `ids` limits it to those invitations;

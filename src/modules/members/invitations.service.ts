@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database, ProjectRole } from '../../db/schema.js';
 import { ApiError, ErrorCode, forbidden } from '../../http/errors.js';
-import { acceptInvitations, lockInvitationByToken } from './invitations.repo.js';
+import { acceptInvitations, findLiveInvitationByToken, lockInvitationByToken } from './invitations.repo.js';
 import { findMemberRole } from './members.repo.js';
 import { hashInvitationToken } from './members.service.js';
-import type { AcceptedInvitation } from './members.schema.js';
+import type { AcceptedInvitation, InvitationPreview } from './members.schema.js';
 
 const gone = (message: string) => new ApiError(404, ErrorCode.NOT_FOUND, message);
 
@@ -21,6 +21,13 @@ export async function acceptPendingInvitations(
 ): Promise<{ projectId: string; role: ProjectRole }[]> {
   if (!user.emailVerified) return [];
   return acceptInvitations(db, { userId: user.userId, email: user.email.toLowerCase() });
+}
+
+/** GET /auth/invitation?token=…: what the invitation page shows before sign-in (the token holder has the email anyway). */
+export async function previewInvitation(db: Kysely<Database>, token: string): Promise<InvitationPreview> {
+  const row = await findLiveInvitationByToken(db, hashInvitationToken(token));
+  if (!row) throw gone('This invitation is not valid: it expired, was revoked or replaced, or was already used');
+  return { email: row.email, projectName: row.project_name, role: row.role, invitedBy: row.inviter_email, expiresAt: row.expires_at.toISOString() };
 }
 
 /**

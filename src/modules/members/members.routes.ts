@@ -9,6 +9,8 @@ import {
   AcceptedInvitation,
   AcceptInvitationBody,
   InvitationParams,
+  InvitationPreview,
+  InvitationQuery,
   InviteBody,
   InviteResult,
   Member,
@@ -18,7 +20,7 @@ import {
   UpdateMemberBody,
 } from './members.schema.js';
 import { changeMemberRole, inviteMember, listProjectMembers, removeMember, revokeProjectInvitation } from './members.service.js';
-import { acceptInvitationToken } from './invitations.service.js';
+import { acceptInvitationToken, previewInvitation } from './invitations.service.js';
 
 function userIdOf(request: FastifyRequest): string {
   if (!request.user) throw new ApiError(401, ErrorCode.UNAUTHORIZED, 'Not signed in: log in with POST /auth/login');
@@ -98,6 +100,18 @@ export async function membersRoutes(app: FastifyInstance, deps: AppDeps): Promis
       await revokeProjectInvitation(deps.db, { ...actor(request), invitationId: request.params.invitationId });
       return reply.code(204).send();
     },
+  });
+
+  r.get('/auth/invitation', {
+    config: { auth: 'none', rateLimit: 'ip' },
+    schema: {
+      tags,
+      summary: 'What an emailed invitation is (for its page, before sign-in): address, project, role, inviter, expiry',
+      description: '404 once it expired, was revoked or replaced, or was used. The token stays out of the request log.',
+      querystring: InvitationQuery,
+      response: { 200: InvitationPreview },
+    },
+    handler: async (request) => previewInvitation(deps.db, request.query.token),
   });
 
   r.post('/auth/accept-invitation', {

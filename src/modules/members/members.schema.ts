@@ -46,6 +46,19 @@ export const InviteResult = z.discriminatedUnion('status', [
 ]);
 export type InviteResult = z.infer<typeof InviteResult>;
 
+export const InvitationQuery = z.object({ token: z.string().min(1).max(200).describe('The `token` of the emailed link') });
+
+export const InvitationPreview = z
+  .object({
+    email: z.email().describe('The invited address: sign up or sign in with it'),
+    projectName: z.string(),
+    role: z.enum(PROJECT_ROLES),
+    invitedBy: z.email().nullable().describe('The inviter\'s address; null once their account is gone'),
+    expiresAt: z.iso.datetime(),
+  })
+  .meta({ id: 'InvitationPreview' });
+export type InvitationPreview = z.infer<typeof InvitationPreview>;
+
 export const AcceptedInvitation = z.object({ projectId: z.uuid(), projectName: z.string(), role: z.enum(PROJECT_ROLES) });
 export type AcceptedInvitation = z.infer<typeof AcceptedInvitation>;
 

@@ -176,6 +176,20 @@ describe('accepting invitations', () => {
     expect((await rolesOf(t.db, project.id))[user.id]).toBeUndefined();
   });
 
+  it('shows a live invitation to whoever holds its token (GET /auth/invitation), and nothing once it is used', async () => {
+    const { user: owner, project } = await newProject(t.app);
+    const email = uniqueEmail('preview');
+    const { invitation } = (await invite(t.app, owner, project.id, email, 'ADMIN')).json();
+    const { token } = await invitationToken(t.db, email);
+    const preview = await t.app.inject({ method: 'GET', url: `/auth/invitation?token=${token}` });
+    expect(preview.statusCode, preview.body).toBe(200);
+    expect(preview.json()).toEqual({ email, projectName: 'Test project', role: 'ADMIN', invitedBy: owner.email, expiresAt: invitation.expiresAt });
+    expect((await t.app.inject({ method: 'GET', url: `/auth/invitation?token=${'x'.repeat(43)}` })).statusCode).toBe(404);
+    const { user } = await accountThenLogin(t.app, t.db, { email, verified: true });
+    expect((await rolesOf(t.db, project.id))[user.id]).toBe('ADMIN');
+    expect((await t.app.inject({ method: 'GET', url: `/auth/invitation?token=${token}` })).statusCode).toBe(404);
+  });
+
   it('refuses the token to an account with another address (403) and an unknown token (404)', async () => {
     const { user: owner, project } = await newProject(t.app);
     const email = uniqueEmail('target');
