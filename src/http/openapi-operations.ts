@@ -47,9 +47,11 @@ type Route = Pick<RouteOptions, 'method' | 'url' | 'config' | 'schema'>;
 export function routeFacts(route: Route, schema: JsonObject): RouteFacts {
   const config = route.config ?? {};
   const auth = config.auth ?? AuthMode.secret;
-  // rate-limit.ts: counted per project once authenticated by key or session + X-Project-Id,
-  // or per address on `rateLimit: 'ip'`; `user` and `none` routes have no project to count.
-  const rateLimited = config.rateLimit === 'ip' || (config.rateLimit !== false && (auth === AuthMode.public || auth === AuthMode.secret));
+  // rate-limit.ts: counted per project once authenticated by key or session + X-Project-Id (or
+  // the project of a `user` route's path, `config.roles`), or per address on `rateLimit: 'ip'`;
+  // other `user` and `none` routes have no project to count.
+  const projectScoped = auth === AuthMode.public || auth === AuthMode.secret || config.roles !== undefined;
+  const rateLimited = config.rateLimit === 'ip' || (config.rateLimit !== false && projectScoped);
   const hasBody = schema.body !== undefined;
   return {
     method: Array.isArray(route.method) ? route.method.join(',') : String(route.method),
