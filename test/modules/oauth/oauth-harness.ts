@@ -55,6 +55,8 @@ export interface StartedFlow {
   authorizeUrl: URL;
   /** The `oauth_state=…` cookie pair. */
   stateCookie: string;
+  /** The whole Set-Cookie of it (attributes). */
+  stateCookieAttributes: string;
 }
 
 export async function startFlow(app: FastifyInstance, provider: string, opts: { link?: string } = {}): Promise<StartedFlow> {
@@ -64,9 +66,10 @@ export async function startFlow(app: FastifyInstance, provider: string, opts: { 
     headers: opts.link ? { cookie: opts.link } : {},
   });
   expect(res.statusCode, res.body).toBe(302);
-  const stateCookie = pair(cookieOf(res, 'oauth_state'));
+  const stateCookieAttributes = cookieOf(res, 'oauth_state') ?? '';
+  const stateCookie = pair(stateCookieAttributes);
   expect(stateCookie).toMatch(/^oauth_state=./);
-  return { authorizeUrl: new URL(String(res.headers.location)), stateCookie };
+  return { authorizeUrl: new URL(String(res.headers.location)), stateCookie, stateCookieAttributes };
 }
 
 /** The browser at the fake provider: follows /authorize once and returns the callback's path and query. */

@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SECRET } from '../../helpers/app.js';
 import { signUp, uniqueEmail } from '../../helpers/accounts.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
 import { type FakeOAuthProvider, startFakeOAuthProvider } from '../../helpers/fake-oauth-provider.js';
@@ -45,6 +48,7 @@ describe('OAuth sign-in', () => {
     expect(session).toMatch(/SameSite=Lax/);
     // The state cookie serves one callback.
     expect(cookieOf(res, 'oauth_state')).toMatch(/Expires=Thu, 01 Jan 1970|Max-Age=0/);
+    expect(flow.stateCookieAttributes).toMatch(/Max-Age=600;.*Path=\/auth\/oauth;.*HttpOnly;.*SameSite=Lax/);
 
     const user = await me(session?.split(';')[0] ?? '');
     expect(user.statusCode).toBe(200);
@@ -105,6 +109,24 @@ describe('OAuth sign-in', () => {
     const other = await startFlow(t.app, 'github');
     expect(redirectError(await callback(t.app, path, [other.stateCookie]))).toBe('oauth_state_missing');
     expect(await usersWithEmail(account.email)).toHaveLength(0);
+  });
+
+  it('refuses an expired state cookie (10 minutes) that is otherwise the genuine one', async () => {
+    const account = newAccount('github');
+    github.consentAs(account);
+    const flow = await startFlow(t.app, 'github');
+    const path = await consent(flow.authorizeUrl);
+    const claims = decodeJwt(flow.stateCookie.slice('oauth_state='.length));
+    expect(claims.exp).toBe((claims.iat ?? 0) + 600);
+    // The same claims signed with the same key, issued 11 minutes ago: expired.
+    const key = createHash('sha256').update(`oauth-state:${TEST_SECRET}`).digest();
+    const now = Math.floor(Date.now() / 1000);
+    const resign = (iat: number) => new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt(iat).setExpirationTime(iat + 600).sign(key);
+    const expired = await callback(t.app, path, [`oauth_state=${await resign(now - 660)}`]);
+    expect(redirectError(expired)).toBe('oauth_state_missing');
+    // Control: issued 9 minutes ago, it still works (nothing else differs).
+    const fresh = await callback(t.app, path, [`oauth_state=${await resign(now - 540)}`]);
+    expect(fresh.headers.location).toBe('http://localhost:8080/app');
   });
 
   it('sends the PKCE verifier: a code issued to another flow is refused by the provider (invalid_grant)', async () => {
