@@ -164,3 +164,23 @@ describe('OAuth sign-in configuration', () => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(name);
   });
 });
+
+describe('config: project sending rates', () => {
+  it('leaves both unset by default (unlimited, no cap) and reads decimals', () => {
+    expect(loadConfig(base)).toMatchObject({ projectSendingRate: undefined, maxProjectSendingRate: undefined });
+    expect(loadConfig({ ...base, PROJECT_SENDING_RATE: '2.5', MAX_PROJECT_SENDING_RATE: '100' })).toMatchObject({
+      projectSendingRate: 2.5,
+      maxProjectSendingRate: 100,
+    });
+  });
+
+  it.each([
+    [{ PROJECT_SENDING_RATE: '0' }, /PROJECT_SENDING_RATE/],
+    [{ PROJECT_SENDING_RATE: 'fast' }, /PROJECT_SENDING_RATE/],
+    [{ MAX_PROJECT_SENDING_RATE: '-1' }, /MAX_PROJECT_SENDING_RATE/],
+    [{ MAX_PROJECT_SENDING_RATE: '1e3' }, /MAX_PROJECT_SENDING_RATE/],
+  ])('fails fast naming the variable: %o', (env, name) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, ...env })).toThrow(name);
+  });
+});

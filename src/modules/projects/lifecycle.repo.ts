@@ -72,22 +72,27 @@ const WIPED: readonly { table: string; where?: (p: string) => ReturnType<typeof 
  * Whether the wipe may skip PostgreSQL's per-row foreign-key triggers: it deletes every row that
  * references a deleted row itself, so those triggers would find nothing, yet they cost ~15 µs a
  * call each (1,000,000 contacts × 5 referencing tables ≈ 60–100 s on 2 cores: bench/project-reset.md).
- * Only when it is provably safe: the role may set `session_replication_role` (superuser: the
- * embedded database), every foreign key into a wiped table comes from a wiped table, and no
- * wiped table has a DELETE trigger of its own (the catalog is read each time, so a table added
- * later that references contacts makes the reset take the slow, trigger-checked path instead of
- * leaving its rows behind).
+ * Only when it is provably safe: the role may set `session_replication_role` (superuser, as on
+ * the embedded database, or granted `SET ON PARAMETER session_replication_role`), every foreign
+ * key into a wiped table comes from a wiped table, and no wiped table has a DELETE trigger of its
+ * own. The catalog is read each time: a table added later that references contacts makes the
+ * reset take the slow, trigger-checked path instead of leaving its rows behind.
  */
 async function canSkipTriggers(trx: Transaction<Database>): Promise<boolean> {
   const wiped = WIPED.map((w) => w.table);
-  const { rows } = await sql<{ superuser: boolean; outside: number; delete_triggers: number }>`
-    SELECT current_setting('is_superuser') = 'on' AS superuser,
+  // A superuser, or (PostgreSQL 15+) a role granted SET ON PARAMETER session_replication_role.
+  const { rows: [version] } = await sql<{ n: number }>`SELECT current_setting('server_version_num')::int AS n`.execute(trx);
+  const settingAllowed = (version?.n ?? 0) >= 150000
+    ? sql`current_setting('is_superuser') = 'on' OR has_parameter_privilege('session_replication_role', 'SET')`
+    : sql`current_setting('is_superuser') = 'on'`;
+  const { rows } = await sql<{ allowed: boolean; outside: number; delete_triggers: number }>`
+    SELECT ${settingAllowed} AS allowed,
       (SELECT count(*)::int FROM pg_constraint c
         WHERE c.contype = 'f' AND c.confrelid::regclass::text = ANY(${wiped}::text[]) AND NOT (c.conrelid::regclass::text = ANY(${wiped}::text[]))) AS outside,
       (SELECT count(*)::int FROM pg_trigger t
         WHERE NOT t.tgisinternal AND (t.tgtype & 8) <> 0 AND t.tgrelid::regclass::text = ANY(${wiped}::text[])) AS delete_triggers`.execute(trx);
   const r = rows[0];
-  return r !== undefined && r.superuser && r.outside === 0 && r.delete_triggers === 0;
+  return r !== undefined && r.allowed && r.outside === 0 && r.delete_triggers === 0;
 }
 
 /** Deletes everything a reset wipes (see {@link WIPED}) and the project's queued jobs. */

@@ -12,6 +12,7 @@ const PublicConfig = z.object({
   signupEnabled: z.boolean(),
   oauthProviders: z.array(z.enum(['github', 'google'])).describe('OAuth sign-in providers configured (client id and secret both set)'),
   billingEnabled: z.boolean().describe('Stripe billing is on (STRIPE_SECRET_KEY set): checkout, portal, limits, consumption, invoices and monthly sending caps'),
+  maxProjectSendingRate: z.number().nullable().describe('The highest sendingRate a project may set, in emails per second (MAX_PROJECT_SENDING_RATE); null: no cap'),
 });
 
 /** Operations endpoints without authentication: readiness and feature flags. */
@@ -42,6 +43,7 @@ export async function systemRoutes(app: FastifyInstance, deps: AppDeps): Promise
       signupEnabled: deps.config.signupEnabled,
       oauthProviders: OAUTH_PROVIDERS.filter((p) => deps.config.oauth[p] !== undefined),
       billingEnabled: deps.config.billing !== undefined,
+      maxProjectSendingRate: deps.config.maxProjectSendingRate ?? null,
     }),
   });
 }

@@ -47,6 +47,10 @@ describe('PATCH sendingRate', () => {
     expect(await t.db.db.selectFrom('projects').select('sending_rate').where('id', '=', project.id).executeTakeFirstOrThrow()).toEqual({ sending_rate: null });
   });
 
+  it('GET /config tells the cap', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/config' })).json()).toMatchObject({ maxProjectSendingRate: CAP });
+  });
+
   it('is refused to a MEMBER (403)', async () => {
     const { project } = await newProject(t.app);
     const member = await signUp(t.app);
@@ -69,6 +73,8 @@ describe('the rate across worker processes', () => {
     // Enough that both workers take many (each fetches up to 32 jobs at a time).
     const N = 100;
     const { user, project } = await newProject(t.app);
+    // With SMTP_URL set, users start unverified and cannot send (docs/accounts.md): this one is.
+    await t.db.db.updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', user.id).execute();
     expect((await patch(user.cookie, project.id, { sendingRate: RATE })).statusCode).toBe(200);
     const from = `a@${(await addVerifiedDomain(t, project.id)).domain}`;
     const to = Array.from({ length: N }, (_, i) => `rate${i}-${project.id}@example.com`);
