@@ -27,13 +27,32 @@ async function lockConfirmed(trx: Transaction<Database>, input: LifecycleInput, 
   return project;
 }
 
+const isDeadlock = (err: unknown) => typeof err === 'object' && err !== null && 'code' in err && err.code === '40P01';
+
+/**
+ * Runs the transaction again (up to 3 times) when PostgreSQL chose it as a deadlock's victim: a
+ * job of the project holding rows the wipe deletes while it waits for the project row. Rolled
+ * back, it changed nothing; the job's transaction has gone on by then.
+ */
+async function retryDeadlock<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt >= 3 || !isDeadlock(err)) throw err;
+    }
+  }
+}
+
 /** Irreversibly wipes the project's data; keeps the project, its keys, members, domains and suppressions. */
 export async function resetProject(db: Kysely<Database>, input: LifecycleInput): Promise<MemberProjectRow> {
-  return db.transaction().execute(async (trx) => {
-    const project = await lockConfirmed(trx, input, 'reset');
-    await deleteProjectData(trx, project.id);
-    return project;
-  });
+  return retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      const project = await lockConfirmed(trx, input, 'reset');
+      await deleteProjectData(trx, project.id);
+      return project;
+    }),
+  );
 }
 
 /**
@@ -43,9 +62,11 @@ export async function resetProject(db: Kysely<Database>, input: LifecycleInput):
  * contact), then the project row cascades to what is left (members, domains, suppressions…).
  */
 export async function removeProject(db: Kysely<Database>, input: LifecycleInput): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const project = await lockConfirmed(trx, input, 'delete');
-    await deleteProjectData(trx, project.id);
-    await deleteProject(trx, project.id);
-  });
+  await retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      const project = await lockConfirmed(trx, input, 'delete');
+      await deleteProjectData(trx, project.id);
+      await deleteProject(trx, project.id);
+    }),
+  );
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, newProject, signUp, type SignedInUser, type TestProject } from '../../helpers/accounts.js';
+import { until } from '../../helpers/poll.js';
 import { addVerifiedDomain, createSendTestApp, send, type SendTestApp } from '../emails/helpers.js';
 import { deleteProjectData } from '../../../src/modules/projects/lifecycle.repo.js';
 import { queuedJobs, seedProjectData, wipedCounts } from './lifecycle-helpers.js';
@@ -99,6 +100,35 @@ describe('reset without foreign-key triggers', () => {
     } finally {
       await sql`DROP TABLE lifecycle_test_refs`.execute(t.db.db);
     }
+  });
+});
+
+describe('reset as a deadlock victim', () => {
+  it('runs again when PostgreSQL aborts it to break a deadlock with a writer of the project', async () => {
+    const { user, project } = await newProject(t.app);
+    await seedProjectData(t.db, project.id, 3);
+    const writer = await t.db.pool.connect();
+    try {
+      // A writer holds a contact the reset must delete, then writes an event of the project,
+      // which waits for the project row the reset holds: a deadlock. The reset waited first, so
+      // PostgreSQL's check (after deadlock_timeout, 1 s) runs in the reset and aborts it.
+      await writer.query('BEGIN');
+      const { rows } = await writer.query<{ id: string }>('SELECT id FROM contacts WHERE project_id = $1 LIMIT 1 FOR UPDATE', [project.id]);
+      const reset = call('POST', user, project, { confirm: project.name });
+      await until('the reset waits for the locked contact', async () => {
+        const { rows: waiting } = await sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'delete from "contacts"%'`.execute(t.db.db);
+        return (waiting[0]?.n ?? 0) > 0;
+      });
+      await writer.query(`INSERT INTO events (project_id, contact_id, name) VALUES ($1, $2, 'raced')`, [project.id, rows[0]?.id]);
+      await writer.query('COMMIT');
+      const res = await reset;
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      writer.release();
+    }
+    // The writer committed first, so the retried reset wiped its event too.
+    expect(Object.entries(await wipedCounts(t.db, project.id)).filter(([, n]) => n > 0)).toEqual([]);
   });
 });
 
