@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { effectiveRate } from '../../../src/modules/emails/delivery/throttle.js';
 import { newProject, signUp } from '../../helpers/accounts.js';
 import { cleanupServers } from '../../helpers/process.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
@@ -27,6 +28,17 @@ afterAll(async () => {
 
 const patch = (cookie: string, id: string, payload: object) =>
   t.app.inject({ method: 'PATCH', url: `/users/@me/projects/${id}`, headers: { cookie }, payload });
+
+describe('effectiveRate', () => {
+  it('is the project\'s rate, else the default, never above the cap; undefined (unlimited) without any', () => {
+    expect(effectiveRate(null, {})).toBeUndefined();
+    expect(effectiveRate(7, {})).toBe(7);
+    expect(effectiveRate(null, { default: 3 })).toBe(3);
+    expect(effectiveRate(1, { default: 3 })).toBe(1);
+    expect(effectiveRate(5, { default: 3, max: 2 })).toBe(2);
+    expect(effectiveRate(null, { max: 4 })).toBe(4);
+  });
+});
 
 describe('PATCH sendingRate', () => {
   it('sets, reads and clears the rate; refuses bad values and rates over the cap with 422 naming sendingRate, changing nothing', async () => {
