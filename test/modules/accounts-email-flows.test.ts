@@ -66,6 +66,22 @@ describe('email verification', () => {
     expect(rows.some((r) => r.token_hash.toString('utf8').includes(token) || r.token_hash.toString('base64url') === token)).toBe(false);
   });
 
+  it('verifying the address accepts the invitations pending for it', async () => {
+    const owner = await signUp(t.app);
+    await post('/auth/verify-email', { token: (await waitForTokens(owner.email, 'verify-email', 1))[0] ?? '' });
+    const project = await createProject(t.app, owner);
+    const invitee = uniqueEmail();
+    const invited = await post(`/projects/${project.id}/members`, { email: invitee, role: 'ADMIN' }, owner.cookie);
+    expect(invited.json<{ status: string }>().status, invited.body).toBe('INVITED');
+    // Signed up unverified: not a member yet (an unproven address joins nothing).
+    const user = await signUp(t.app, invitee);
+    const projects = async () => (await t.app.inject({ method: 'GET', url: '/users/@me/projects', headers: { cookie: user.cookie } })).json<{ id: string; role: string }[]>();
+    expect(await projects()).toEqual([]);
+    const [token = ''] = await waitForTokens(invitee, 'verify-email', 1);
+    expect((await post('/auth/verify-email', { token })).statusCode).toBe(200);
+    expect((await projects()).map((p) => ({ id: p.id, role: p.role }))).toEqual([{ id: project.id, role: 'ADMIN' }]);
+  });
+
   it('refuses an expired token (24 hours after it was sent)', async () => {
     const user = await signUp(t.app);
     const [token = ''] = await waitForTokens(user.email, 'verify-email', 1);

@@ -45,13 +45,16 @@ export async function signup(
     if (user && verification && !user.email_verified_at) await sendVerificationEmail(trx, user, verification.publicUrl);
     return user;
   });
-  return { created, user: created ? rowToUser(created) : lookAlikeUser(input.email) };
+  return { created, user: created ? rowToUser(created) : lookAlikeUser(input.email, !verification) };
 }
 
-/** What a new, non-admin account's answer looks like, for an address that already has one. */
-function lookAlikeUser(email: string): User {
+/**
+ * What a new, non-admin account's answer looks like, for an address that already has one:
+ * `emailVerified` as a new account's would be (verified when the instance cannot send mail).
+ */
+function lookAlikeUser(email: string, verified: boolean): User {
   const now = new Date().toISOString();
-  return { id: uuidV7(), email: normaliseEmail(email), isAdmin: false, emailVerified: false, createdAt: now, updatedAt: now };
+  return { id: uuidV7(), email: normaliseEmail(email), isAdmin: false, emailVerified: verified, createdAt: now, updatedAt: now };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Database } from '../../db/schema.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
 import { queueSystemEmail } from '../emails/index.js';
+import { acceptPendingInvitations } from '../members/index.js';
 import { passwordResetEmail, verificationEmail } from './account-emails.js';
 import { consumeAccountToken, createAccountToken, TOKENS_PER_HOUR, TokenPurpose } from './account-tokens.repo.js';
 import { hashPassword } from './accounts.service.js';
@@ -57,6 +58,8 @@ export async function verifyEmail(db: Kysely<Database>, token: string): Promise<
         .executeTakeFirst());
     // An unknown, used or expired token, or one sent to an address the account no longer has.
     if (!updated || updated.numUpdatedRows === 0n) throw invalidToken();
+    // The address is proven now: the projects it was invited to take it in (docs/members.md).
+    await acceptPendingInvitations(trx, { userId: used.userId, email: used.email, emailVerified: true });
   });
 }
 
