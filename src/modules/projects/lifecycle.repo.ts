@@ -10,7 +10,9 @@ import { Tasks } from '../../jobs/queue.js';
  * on that row through its foreign key).
  */
 
-const uuidOf = (text: ReturnType<typeof sql>) => sql`CASE WHEN ${text} ~ '^[0-9a-fA-F-]{36}$' THEN (${text})::uuid END`;
+/** The text as a uuid, or NULL when it is not one (a malformed payload must not abort the reset). */
+const uuidOf = (text: ReturnType<typeof sql>) =>
+  sql`CASE WHEN ${text} ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN (${text})::uuid END`;
 
 /**
  * Removes the queued graphile-worker jobs that act on the project's data, found by how each task

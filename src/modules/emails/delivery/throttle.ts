@@ -26,8 +26,9 @@ export function effectiveRate(projectRate: number | null, rates: SendingRates): 
 export function createProjectThrottle(db: Kysely<Database>, rates: SendingRates) {
   return {
     async reserve(projectId: string | null, projectRate: number | null): Promise<number> {
-      const rate = projectId === null ? undefined : effectiveRate(projectRate, rates);
-      if (projectId === null || rate === undefined) return 0;
+      if (projectId === null) return 0; // SYSTEM emails belong to no project
+      const rate = effectiveRate(projectRate, rates);
+      if (rate === undefined) return 0;
       const intervalMs = 1000 / rate;
       return takeSendSlot(db, { projectId, intervalMs, toleranceMs: Math.max(0, 1000 - intervalMs) });
     },
