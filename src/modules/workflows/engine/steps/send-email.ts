@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { enforceEmailCap } from '../../../billing/index.js';
 import { assertProjectCanSend } from '../../../accounts/index.js';
+import { enforceEmailCap } from '../../../billing/index.js';
 import { queueTemplateEmails } from '../../../emails/index.js';
 import { SendEmailConfig } from '../../steps.schema.js';
 import { emptyResults, type StepHandler } from '../types.js';
