@@ -13,7 +13,8 @@ export function rowToProject(row: MemberProjectRow): Project {
     id: row.id,
     name: row.name,
     public: row.public_key,
-    secret: row.secret_key,
+    // Keys are for OWNERs and ADMINs (DESIGN §4): a MEMBER works through the session cookie.
+    secret: row.role === 'MEMBER' ? null : row.secret_key,
     disabled: row.disabled,
     disabledReason: row.disabled_reason,
     tracking: row.tracking,

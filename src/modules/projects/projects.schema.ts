@@ -6,7 +6,10 @@ export const Project = z
     id: z.uuid(),
     name: z.string(),
     public: z.string().describe('Public key (pk_…): POST /v1/track only'),
-    secret: z.string().describe('Secret key (sk_…): every other endpoint'),
+    secret: z
+      .string()
+      .nullable()
+      .describe('Secret key (sk_…): every other endpoint. null for MEMBERs: keys are for OWNERs and ADMINs (DESIGN §4); members call the API with their session and X-Project-Id'),
     disabled: z.boolean(),
     disabledReason: z.string().nullable().describe('Why the project is disabled (bounce or complaint rate, or an operator)'),
     tracking: z.enum(TRACKING_MODES),

@@ -34,6 +34,27 @@ describe('GET /projects/:id/members', () => {
   });
 });
 
+describe('the project as each role sees it', () => {
+  it('shows the secret key to OWNERs and ADMINs only: a MEMBER gets null (keys are ADMIN business, DESIGN §4)', async () => {
+    const { user: owner, project } = await newProject(t.app);
+    const admin = await addMember(t.app, owner, project.id, 'ADMIN');
+    const member = await addMember(t.app, owner, project.id, 'MEMBER');
+    const seen = async (user: typeof owner) => {
+      const one = await t.app.inject({ method: 'GET', url: `/users/@me/projects/${project.id}`, headers: asUser(user) });
+      const list = await t.app.inject({ method: 'GET', url: '/users/@me/projects', headers: asUser(user) });
+      const listed = list.json<{ id: string; secret: string | null; public: string }[]>().find((p) => p.id === project.id);
+      return { one: one.json<{ secret: string | null; public: string }>(), listed };
+    };
+    for (const user of [owner, admin]) {
+      const { one, listed } = await seen(user);
+      expect([one.secret, listed?.secret]).toEqual([project.secret, project.secret]);
+    }
+    const { one, listed } = await seen(member);
+    expect([one.secret, listed?.secret]).toEqual([null, null]);
+    expect(one.public).toBe(project.public);
+  });
+});
+
 describe('PATCH /projects/:id/members/:userId', () => {
   it('lets an OWNER change any role and transfer ownership, then step down', async () => {
     const { user: owner, project } = await newProject(t.app);
