@@ -320,6 +320,15 @@ export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Databa
   return Object.freeze({ dataDir: path.resolve(e.DATA_DIR), databaseUrl: e.DATABASE_URL });
 }
 
+/** SYSTEM_FROM, default `no-reply@<host of PUBLIC_URL>`. */
+const systemFromOf = (e: { SYSTEM_FROM?: string | undefined; PUBLIC_URL?: string | undefined }): string =>
+  e.SYSTEM_FROM ?? `no-reply@${new URL(e.PUBLIC_URL ?? 'http://localhost').hostname.replace(/^\[|\]$/g, '')}`;
+
+/** The From of the instance's account emails as {@link loadConfig} reads it, for the operator CLI (no side effect). */
+export function loadSystemFrom(env: NodeJS.ProcessEnv = process.env): string {
+  return systemFromOf(parseEnv(envSchema.pick({ SYSTEM_FROM: true, PUBLIC_URL: true }), env));
+}
+
 /**
  * The only reader of process.env. Validates every variable and fails fast with
  * a message that names the offending variable.
@@ -338,7 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dnsServers: Object.freeze(e.DNS_SERVERS),
     secret: e.SECRET || loadOrCreateSecret(dataDir),
     signupEnabled: e.SIGNUP_ENABLED,
-    systemFrom: e.SYSTEM_FROM ?? `no-reply@${new URL(e.PUBLIC_URL ?? 'http://localhost').hostname.replace(/^\[|\]$/g, '')}`,
+    systemFrom: systemFromOf(e),
     billing: billingConfig(e),
     redisUrl: e.REDIS_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,

@@ -1,4 +1,5 @@
-import { loadDatabaseConfig } from '../config.js';
+import { loadDatabaseConfig, loadSystemFrom } from '../config.js';
+import { configureSystemEmail } from '../modules/emails/index.js';
 import { type Command, commandHelp, overallHelp } from './command.js';
 import { commands } from './commands/index.js';
 import { openCliDatabase } from './database.js';
@@ -51,6 +52,8 @@ async function main(argv: readonly string[]): Promise<number> {
 
   // Flags are checked before this point, so a typo never waits for PostgreSQL to start. Which
   // database was opened goes to stderr: stdout stays the command's output, fit for scripts.
+  // Commands may email (disable-project notifies the project's owners): SYSTEM_FROM as the server reads it.
+  configureSystemEmail({ from: loadSystemFrom() });
   const database = await openCliDatabase(loadDatabaseConfig(), printError);
   try {
     await work(database.db, print);

@@ -95,13 +95,24 @@ let sharedKey: Promise<GeneratedDkimKey> | undefined;
 
 /**
  * Adds `domain` to the project as verified, with a real RSA-2048 key sealed as the domains
- * module seals it, and publishes its DKIM record on the test DNS server when given one.
+ * module seals it, and publishes its DKIM record on the test DNS server when given one. The
+ * project is then ready to send: its OWNERs' addresses are marked verified too (with SMTP_URL
+ * set, users start unverified and a project sends only once an OWNER is: docs/accounts.md),
+ * unless `verifyOwners: false` (the tests of that rule).
  */
 export async function addVerifiedDomain(
   t: Pick<SendTestApp, 'db' | 'config'>,
   projectId: string,
-  opts: { domain?: string; dns?: TestDnsServer } = {},
+  opts: { domain?: string; dns?: TestDnsServer; verifyOwners?: boolean } = {},
 ): Promise<{ domain: string; selector: string }> {
+  if (opts.verifyOwners !== false) {
+    await t.db.db
+      .updateTable('users')
+      .set({ email_verified_at: new Date() })
+      .where('email_verified_at', 'is', null)
+      .where('id', 'in', (q) => q.selectFrom('memberships').select('user_id').where('project_id', '=', projectId).where('role', '=', 'OWNER'))
+      .execute();
+  }
   const domain = opts.domain ?? `s${randomUUID().slice(0, 8)}.example`;
   sharedKey ??= generateDkimKey();
   const key = await sharedKey;
