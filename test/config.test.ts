@@ -54,6 +54,8 @@ describe('config', () => {
     [{ SNS_VERIFY: 'sometimes' }, /SNS_VERIFY/],
     [{ SNS_TOPIC_ARNS: 'not-an-arn' }, /SNS_TOPIC_ARNS/],
     [{ WEBHOOK_ALLOW_PRIVATE: 'intranet' }, /WEBHOOK_ALLOW_PRIVATE/],
+    [{ AUTO_DISABLE_PROJECTS: 'perhaps' }, /AUTO_DISABLE_PROJECTS/],
+    [{ SYSTEM_FROM: 'not an address' }, /SYSTEM_FROM/],
   ])('fails fast naming the variable: %o', (env, name) => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, ...env })).toThrow(name);
@@ -75,6 +77,7 @@ describe('config', () => {
       SIGNIN_RATE_LIMIT_PER_MINUTE: '7',
       IDEMPOTENCY_TTL_HOURS: '48',
       WEBHOOK_ALLOW_PRIVATE: 'true',
+      AUTO_DISABLE_PROJECTS: 'false',
     });
     expect(c).toMatchObject({
       port: 9000,
@@ -87,7 +90,10 @@ describe('config', () => {
       signinRateLimitPerMinute: 7,
       idempotencyTtlHours: 48,
       webhookAllowPrivate: true,
+      autoDisableProjects: false,
+      systemFrom: 'no-reply@mail.example.com',
     });
+    expect(loadConfig(base).autoDisableProjects).toBe(true);
   });
 
   it('generates SECRET once into DATA_DIR and reuses it', () => {

@@ -183,6 +183,9 @@ describe('an unverified owner\'s project cannot send', () => {
       expect(res.statusCode).toBe(403);
       expect(res.json<{ error: { code: string } }>().error.code).toBe('EMAIL_NOT_VERIFIED');
     }
+    const testSend = await t.app.inject({ method: 'POST', url: `/campaigns/${campaignId}/test`, headers: bearer(project.secret), payload: { email: 'me@example.com' } });
+    expect(testSend.statusCode, testSend.body).toBe(403);
+    expect(testSend.json<{ error: { code: string } }>().error.code).toBe('EMAIL_NOT_VERIFIED');
 
     const template = await t.db.db.insertInto('templates').values({ project_id: project.id, subject: 's', body: '<p>b</p>', from_email: from }).returning('id').executeTakeFirstOrThrow();
     const wf = await createWorkflow(t.db, project.id, {

@@ -122,6 +122,7 @@ export async function testSendCampaign(
   const { db } = deps;
   const campaign = await findCampaignOr404(db, input.projectId, input.id);
   await checkSender(db, input.projectId, campaign.from_email);
+  await assertProjectCanSend(db, input.projectId);
   const to = input.to.toLowerCase();
   const contact = await findContactByEmail(db, input.projectId, to);
   let suppressed: string | undefined;

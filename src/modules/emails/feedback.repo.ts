@@ -45,28 +45,3 @@ export async function lockEmailForClick(trx: Transaction<Database>, emailId: str
     .executeTakeFirst();
 }
 
-/** A project's recent sending record (the reputation check of the relay's notifications). */
-export interface SendingRecord {
-  sent: number;
-  bounced: number;
-  complained: number;
-}
-
-/**
- * The project's emails sent in the last `windowDays` days, how many of them bounced (hard: soft
- * bounces never set bounced_at) and how many drew a complaint. Milestone timestamps rather than
- * status: an email that bounced and then drew a complaint counts in both. `created_at` bounds
- * the scan through the (project_id, created_at) index: an email is created before it is sent,
- * and none waits 30 days to go out.
- */
-export async function countRecentSends(trx: Transaction<Database>, projectId: string, windowDays: number): Promise<SendingRecord> {
-  const { rows } = await sql<SendingRecord>`
-    SELECT count(*)::int AS sent,
-           count(bounced_at)::int AS bounced,
-           count(complained_at)::int AS complained
-    FROM emails
-    WHERE project_id = ${projectId}
-      AND created_at >= now() - interval '30 days'
-      AND sent_at >= now() - make_interval(days => ${windowDays}::int)`.execute(trx);
-  return rows[0] ?? { sent: 0, bounced: 0, complained: 0 };
-}

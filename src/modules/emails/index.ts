@@ -45,7 +45,7 @@ export { cancelPendingEmailsOfDisabledProject, enqueueProjectMailCancel, PROJECT
 
 // After sending: milestones (never downgrading), the relay's notifications, clicks.
 export { recordMilestone, STATUS_EVENT, STATUS_RANK, type StatusChange, type TrackedStatus } from './status.js';
-export { countRecentSends, findEmailByMessageIds, lockEmailForClick, noteSoftBounce, type SendingRecord } from './feedback.repo.js';
+export { findEmailByMessageIds, lockEmailForClick, noteSoftBounce } from './feedback.repo.js';
 
 // Delivery (the send-email job) and the capture outbox (the admin CLI).
 export {
