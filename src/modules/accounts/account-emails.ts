@@ -2,14 +2,14 @@ import { escapeHtml } from '../../mail/render.js';
 import type { SystemEmail } from '../emails/index.js';
 
 /**
- * The instance's own account emails: plain, readable, a text part written for people and a
+ * The account emails of this module (verification, password reset): plain, readable, a text part written for people and a
  * small HTML part saying the same. Links are `PUBLIC_URL/app/<page>?token=…` (DESIGN §4).
  */
 
 type AccountEmail = Omit<SystemEmail, 'to'>;
 
 /** A dashboard link carrying a token. */
-export const appLink = (publicUrl: string, page: string, token: string): string => `${publicUrl}/app/${page}?token=${encodeURIComponent(token)}`;
+const appLink = (publicUrl: string, page: string, token: string): string => `${publicUrl}/app/${page}?token=${encodeURIComponent(token)}`;
 
 function html(paragraphs: readonly string[], link?: { url: string; label: string }): string {
   const body = paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`);
@@ -21,8 +21,6 @@ function html(paragraphs: readonly string[], link?: { url: string; label: string
 }
 
 const host = (publicUrl: string) => new URL(publicUrl).host;
-/** Subjects are one line. */
-const oneLine = (value: string) => value.replace(/[\r\n]+/g, ' ').trim();
 
 export function verificationEmail(opts: { publicUrl: string; token: string }): AccountEmail {
   const url = appLink(opts.publicUrl, 'verify-email', opts.token);
@@ -47,32 +45,5 @@ export function passwordResetEmail(opts: { publicUrl: string; token: string }): 
     subject: 'Reset your password',
     text: `${intro}\n\nOpen this link to choose a new password:\n${url}\n\n${outro}\n`,
     html: html([intro, outro], { url, label: 'Choose a new password' }),
-  };
-}
-
-/** An invitation to a project (for the members module: it creates the token and the invitation). */
-export function invitationEmail(opts: { publicUrl: string; token: string; projectName: string; invitedBy: string | null; role: string }): AccountEmail {
-  const url = appLink(opts.publicUrl, 'accept-invitation', opts.token);
-  const who = opts.invitedBy ? `${opts.invitedBy} invited you` : 'You were invited';
-  const intro = `${who} to join the project "${opts.projectName}" as ${opts.role} on ${host(opts.publicUrl)}.`;
-  const outro = 'Sign up or sign in with this email address to accept. The invitation expires in 7 days. If you did not expect it, ignore this email.';
-  return {
-    kind: 'invitation',
-    subject: `You are invited to ${oneLine(opts.projectName)}`,
-    text: `${intro}\n\nOpen this link to accept:\n${url}\n\n${outro}\n`,
-    html: html([intro, outro], { url, label: 'Accept the invitation' }),
-  };
-}
-
-/** A project was disabled (for the security module: sent to its owners and admins). */
-export function projectDisabledEmail(opts: { publicUrl: string; projectName: string; reason: string }): AccountEmail {
-  const intro = `The project "${opts.projectName}" on ${host(opts.publicUrl)} was disabled and its queued mail cancelled.`;
-  const why = `Reason: ${opts.reason}`;
-  const outro = 'The project cannot send until an operator lifts the suspension. Review its security page in the dashboard, then contact the operator of this instance.';
-  return {
-    kind: 'project-disabled',
-    subject: `Project "${oneLine(opts.projectName)}" was disabled`,
-    text: `${intro}\n\n${why}\n\n${outro}\n`,
-    html: html([intro, why, outro]),
   };
 }

@@ -1,8 +1,6 @@
 /** The accounts module's facade: what the app and the operator CLI import. */
 // Sending needs a verified owner (every send path calls it before queuing).
-export { assertProjectCanSend, EMAIL_NOT_VERIFIED, emailNotVerified, projectHasVerifiedOwner } from './sending-gate.js';
-// The instance's own account emails (members: invitations; security: project disabled).
-export { appLink, invitationEmail, projectDisabledEmail } from './account-emails.js';
+export { assertProjectCanSend } from './sending-gate.js';
 export { findUserByEmail, insertUser } from './accounts.repo.js';
 export { insertUserWithoutPassword } from './external-users.repo.js';
 export { SignupBody } from './accounts.schema.js';

@@ -41,7 +41,7 @@ export {
 export { countWorkflowStepEmails, type StepEmailCounts } from './workflow-emails.repo.js';
 
 // A suspended project's queued mail (src/modules/security).
-export { cancelPendingEmailsOfDisabledProject, enqueueProjectMailCancel, PROJECT_DISABLED_CANCEL_NOTE } from './project-cancel.repo.js';
+export { cancelPendingEmailsOfDisabledProject, enqueueProjectMailCancel } from './project-cancel.repo.js';
 
 // After sending: milestones (never downgrading), the relay's notifications, clicks.
 export { recordMilestone, STATUS_EVENT, STATUS_RANK, type StatusChange, type TrackedStatus } from './status.js';

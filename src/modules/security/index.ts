@@ -3,7 +3,7 @@
  * project suspensions and their lifts, and the onboarding setup state (docs/security.md).
  */
 export { compactEmailStats } from './security.repo.js';
-export { assessReputation, COUNT_THRESHOLDS, RATE_THRESHOLDS, type Level, type ReputationCounts } from './thresholds.js';
+export { assessReputation, type Level, type ReputationCounts } from './thresholds.js';
 export { BillingSetupState } from './security.schema.js';
 export { checkProjectReputation, liftProjectSuspension, type ReputationCheck, suspendProject } from './security.service.js';
 export type { BillingStateReader } from './setup-state.service.js';

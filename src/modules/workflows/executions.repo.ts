@@ -169,13 +169,3 @@ export async function countActiveExecutions(db: Kysely<Database>, projectId: str
     WHERE project_id = ${projectId}::uuid AND workflow_id = ${workflowId}::uuid AND status IN ('RUNNING', 'WAITING')`.execute(db);
   return rows[0]?.n ?? 0;
 }
-
-/** Executions WAITING at each step of a workflow (DELAY or WAIT_FOR_EVENT), by step id. */
-export async function countWaitingByStep(db: Kysely<Database>, projectId: string, workflowId: string): Promise<Map<string, number>> {
-  const { rows } = await sql<{ step_id: string; n: number }>`
-    SELECT se.step_id, count(*)::int AS n FROM workflow_step_executions se
-    JOIN workflow_steps s ON s.project_id = se.project_id AND s.id = se.step_id
-    WHERE s.project_id = ${projectId}::uuid AND s.workflow_id = ${workflowId}::uuid AND se.status = 'WAITING'
-    GROUP BY se.step_id`.execute(db);
-  return new Map(rows.map((r) => [r.step_id, r.n]));
-}

@@ -2,7 +2,7 @@ export { callWebhook, type WebhookDeps, type WebhookInput, type WebhookMethod, t
 export type { WebhookVariables } from './webhook/render-request.js';
 /** Definitions (workflows, steps, transitions): routes, step config schemas, usage lookups. */
 export { workflowsRoutes } from './workflows.routes.js';
-export { conditionOf, delaySeconds, parseStepConfig, STEP_CONFIG_SCHEMAS, type DelayConfig, type SendEmailConfig, type UpdateContactConfig, type WaitForEventConfig, type WebhookConfig } from './steps.schema.js';
+export { conditionOf, delaySeconds, parseStepConfig, type DelayConfig, type SendEmailConfig, type UpdateContactConfig, type WaitForEventConfig, type WebhookConfig } from './steps.schema.js';
 export { workflowsUsingEvent, workflowsUsingField, workflowsUsingTemplate, type TemplateStepUse } from './usage.js';
 /** Engine (src/modules/workflows/engine): the workflow-events and workflow-step jobs, executions. */
 export { handleEvents as handleWorkflowEvents } from './engine/events.js';
@@ -10,4 +10,4 @@ export { drainEventQueue as drainWorkflowEventQueue, sweepEventQueue as sweepWor
 export { failStepBatch as failWorkflowStepBatch, runStepBatch as runWorkflowStepBatch } from './engine/run.js';
 export { cancelDisabledProjectExecutions, enqueueProjectCancel } from './engine/cancel.js';
 export { executionsRoutes } from './executions.routes.js';
-export { countActiveExecutions, countWaitingByStep } from './executions.repo.js';
+export { countActiveExecutions } from './executions.repo.js';

@@ -85,8 +85,6 @@ describe('the rate across worker processes', () => {
     // Enough that both workers take many (each fetches up to 32 jobs at a time).
     const N = 100;
     const { user, project } = await newProject(t.app);
-    // With SMTP_URL set, users start unverified and cannot send (docs/accounts.md): this one is.
-    await t.db.db.updateTable('users').set({ email_verified_at: new Date() }).where('id', '=', user.id).execute();
     expect((await patch(user.cookie, project.id, { sendingRate: RATE })).statusCode).toBe(200);
     const from = `a@${(await addVerifiedDomain(t, project.id)).domain}`;
     const to = Array.from({ length: N }, (_, i) => `rate${i}-${project.id}@example.com`);
