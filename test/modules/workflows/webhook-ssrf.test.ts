@@ -1,7 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { callWebhook, type WebhookInput } from '../../../src/modules/workflows/webhook/call.js';
-import { blockedRange, type LookupAll } from '../../../src/modules/workflows/webhook/ssrf.js';
+import { blockedRange, type LookupAll } from '../../../src/lib/ssrf.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
 import { type Receiver, SECRET, startReceiver, variables } from './webhook-receiver.js';
 

@@ -1,9 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { signatureHeader } from './sign.js';
+import { signatureHeader } from '../../../lib/webhook-signature.js';
 import { defaultBody, renderHeaderValue, renderJson, renderUrl, type WebhookVariables, WHOLE_TAG } from './render-request.js';
-import { bareHost, BlockedAddressError, type LookupAll, type ResolvedAddress, resolveTarget, systemLookup } from './ssrf.js';
+import { bareHost, BlockedAddressError, type LookupAll, pinnedLookup, type ResolvedAddress, resolveTarget, systemLookup } from '../../../lib/ssrf.js';
 
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
@@ -121,14 +120,6 @@ const safeUrl = (url: URL): string => {
 };
 
 type AttemptResult = { kind: 'answer'; status: number; excerpt: string } | { kind: 'failed'; error: string; retryable: boolean };
-
-/** Connects to `target` whatever the host name resolves to now: no second DNS answer can move it. */
-const pinnedLookup =
-  (target: ResolvedAddress): LookupFunction =>
-  (_hostname, options, callback) => {
-    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
 
 function excerptOf(chunks: Buffer[]): string {
   const text = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');

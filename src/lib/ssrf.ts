@@ -1,5 +1,10 @@
+/**
+ * The SSRF guard of outgoing webhooks (workflow WEBHOOK steps, webhook endpoints): which
+ * addresses no webhook may reach unless WEBHOOK_ALLOW_PRIVATE, and a lookup that pins a
+ * connection to the address that was checked.
+ */
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { isIP, isIPv4 } from 'node:net';
+import { isIP, isIPv4, type LookupFunction } from 'node:net';
 
 /** One resolved address, as `dns.lookup(…, {all: true})` returns it. */
 export interface ResolvedAddress {
@@ -137,3 +142,11 @@ export async function resolveTarget(hostname: string, opts: { lookup: LookupAll;
   }
   return first;
 }
+
+/** Connects to `target` whatever the host name resolves to now: no second DNS answer can move it. */
+export const pinnedLookup =
+  (target: ResolvedAddress): LookupFunction =>
+  (_hostname, options, callback) => {
+    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
