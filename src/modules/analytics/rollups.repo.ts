@@ -1,0 +1,137 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/**
+ * Writes to the analytics rollups besides their triggers (migration 0029; docs/analytics.md
+ * "Rollups"): the adjustments of deletions, which run in the deleting transaction, and the
+ * compaction of writer shards.
+ */
+
+/**
+ * Before every event of `name` is deleted (same transaction): its counts go. Run it FIRST: a
+ * track batch that committed events of the name before this holds the counter rows until its
+ * commit, so their DELETE waits and the events' DELETE that follows sees its events; a batch
+ * that commits after finds no counter row and starts a new one for events this DELETE never saw.
+ */
+export async function uncountEventName(trx: Transaction<Database>, projectId: string, name: string): Promise<void> {
+  await sql`DELETE FROM analytics_event_counts WHERE project_id = ${projectId} AND name = ${name}`.execute(trx);
+  await sql`DELETE FROM analytics_event_daily WHERE project_id = ${projectId} AND name = ${name}`.execute(trx);
+}
+
+/**
+ * Before contacts are deleted (same transaction; their events go with them, ON DELETE CASCADE):
+ * locks the contacts, so that no event of theirs can be inserted before the delete (an insert
+ * takes a key-share lock on its contact), then subtracts their tracked events from the counts.
+ */
+export async function uncountContactEvents(trx: Transaction<Database>, projectId: string, contactIds: readonly string[]): Promise<void> {
+  if (contactIds.length === 0) return;
+  await sql`
+    SELECT id FROM contacts WHERE project_id = ${projectId} AND id = ANY(${contactIds}::uuid[]) ORDER BY id FOR UPDATE`.execute(trx);
+  await sql`
+    WITH gone AS MATERIALIZED (
+      SELECT analytics_bucket(created_at) AS bucket, name, count(*)::int AS n
+      FROM events
+      WHERE project_id = ${projectId} AND contact_id = ANY(${contactIds}::uuid[]) AND NOT analytics_is_system_event(name)
+      GROUP BY 1, 2
+    ),
+    fine AS (
+      INSERT INTO analytics_event_counts AS t (project_id, bucket, name, shard, count)
+      SELECT ${projectId}, bucket, name, pg_backend_pid() % 8, -n FROM gone ORDER BY bucket, name
+      ON CONFLICT (project_id, bucket, name, shard) DO UPDATE SET count = t.count + excluded.count
+    )
+    INSERT INTO analytics_event_daily AS t (project_id, day, name, shard, count)
+    SELECT ${projectId}, (bucket AT TIME ZONE 'UTC')::date, name, pg_backend_pid() % 8, -sum(n) FROM gone
+    GROUP BY 2, 3 ORDER BY 2, 3
+    ON CONFLICT (project_id, day, name, shard) DO UPDATE SET count = t.count + excluded.count`.execute(trx);
+}
+
+/** Rows folded per statement: each batch is a short transaction. */
+const COMPACT_BATCH = 5000;
+
+/**
+ * Folds the writer shards of buckets older than an hour (event days: before today, UTC) into
+ * shard 0, so a range reads one row per bucket. Rows a writer holds right now are skipped (next
+ * run). Returns the rows folded.
+ */
+export async function compactRollups(db: Kysely<Database>): Promise<number> {
+  let total = 0;
+  for (const fold of [foldEmailCounts, foldEventCounts, foldEventDays]) {
+    for (;;) {
+      const n = await fold(db);
+      total += n;
+      if (n < COMPACT_BATCH) break;
+    }
+  }
+  return total;
+}
+
+const EMAIL_COLUMNS = [
+  'sent', 'delivered', 'opened', 'opened_any', 'clicked', 'bounced', 'complained',
+  'sent_delivered', 'sent_opened', 'sent_clicked', 'sent_bounced', 'sent_complained',
+] as const;
+
+async function foldEmailCounts(db: Kysely<Database>): Promise<number> {
+  const cols = sql.join(EMAIL_COLUMNS.map((c) => sql.ref(c)));
+  const sums = sql.join(EMAIL_COLUMNS.map((c) => sql`sum(${sql.ref(c)})`));
+  const set = sql.join(EMAIL_COLUMNS.map((c) => sql`${sql.ref(c)} = t.${sql.ref(c)} + excluded.${sql.ref(c)}`));
+  const { rows } = await sql<{ n: number }>`
+    WITH picked AS (
+      SELECT project_id, bucket, shard FROM analytics_email_counts
+      WHERE shard <> 0 AND bucket < now() - interval '1 hour'
+      LIMIT ${COMPACT_BATCH} FOR UPDATE SKIP LOCKED
+    ),
+    moved AS (
+      DELETE FROM analytics_email_counts a USING picked p
+      WHERE a.project_id = p.project_id AND a.bucket = p.bucket AND a.shard = p.shard
+      RETURNING a.*
+    ),
+    folded AS (
+      INSERT INTO analytics_email_counts AS t (project_id, bucket, shard, ${cols})
+      SELECT project_id, bucket, 0, ${sums} FROM moved GROUP BY project_id, bucket ORDER BY project_id, bucket
+      ON CONFLICT (project_id, bucket, shard) DO UPDATE SET ${set}
+    )
+    SELECT count(*)::int AS n FROM moved`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+async function foldEventCounts(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    WITH picked AS (
+      SELECT project_id, bucket, name, shard FROM analytics_event_counts
+      WHERE shard <> 0 AND bucket < now() - interval '1 hour'
+      LIMIT ${COMPACT_BATCH} FOR UPDATE SKIP LOCKED
+    ),
+    moved AS (
+      DELETE FROM analytics_event_counts a USING picked p
+      WHERE a.project_id = p.project_id AND a.bucket = p.bucket AND a.name = p.name AND a.shard = p.shard
+      RETURNING a.*
+    ),
+    folded AS (
+      INSERT INTO analytics_event_counts AS t (project_id, bucket, name, shard, count)
+      SELECT project_id, bucket, name, 0, sum(count) FROM moved GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      ON CONFLICT (project_id, bucket, name, shard) DO UPDATE SET count = t.count + excluded.count
+    )
+    SELECT count(*)::int AS n FROM moved`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+async function foldEventDays(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    WITH picked AS (
+      SELECT project_id, day, name, shard FROM analytics_event_daily
+      WHERE shard <> 0 AND day < (now() AT TIME ZONE 'UTC')::date
+      LIMIT ${COMPACT_BATCH} FOR UPDATE SKIP LOCKED
+    ),
+    moved AS (
+      DELETE FROM analytics_event_daily a USING picked p
+      WHERE a.project_id = p.project_id AND a.day = p.day AND a.name = p.name AND a.shard = p.shard
+      RETURNING a.*
+    ),
+    folded AS (
+      INSERT INTO analytics_event_daily AS t (project_id, day, name, shard, count)
+      SELECT project_id, day, name, 0, sum(count) FROM moved GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      ON CONFLICT (project_id, day, name, shard) DO UPDATE SET count = t.count + excluded.count
+    )
+    SELECT count(*)::int AS n FROM moved`.execute(db);
+  return rows[0]?.n ?? 0;
+}
