@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { notFound } from '../../http/errors.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
+import { uncountContactEvents } from '../analytics/index.js';
 import { applyBulkAction, type BulkAction } from './bulk.repo.js';
 import {
   addJobProgress,
@@ -62,6 +63,8 @@ export async function runBulkJob(db: Kysely<Database>, jobId: string): Promise<v
     if (!isBulkKind(job.kind)) throw new Error(`job ${jobId} has kind ${job.kind}, not a bulk kind`);
     const action = ACTIONS[job.kind];
     const { contactIds } = BulkPayload.parse(job.payload);
+    // Their tracked events go with them (ON DELETE CASCADE): out of the analytics counts first.
+    if (action === 'delete') await uncountContactEvents(trx, job.project_id, contactIds);
     const { missing } = await applyBulkAction(trx, { projectId: job.project_id, action, contactIds });
     await addJobProgress(trx, jobId, {
       processed: contactIds.length - missing.length,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 import { notFound, validationError } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
+import { uncountContactEvents } from '../analytics/index.js';
 import {
   type ContactFilter,
   type ContactPosition,
@@ -138,7 +139,13 @@ export async function patchContact(db: Kysely<Database>, projectId: string, id: 
 }
 
 export async function removeContact(db: Kysely<Database>, projectId: string, id: string): Promise<void> {
-  if (!isUuid(id) || !(await deleteContact(db, projectId, id))) throw notFound('Contact');
+  if (!isUuid(id)) throw notFound('Contact');
+  const deleted = await db.transaction().execute(async (trx) => {
+    // Its tracked events go with it (ON DELETE CASCADE): out of the analytics counts first.
+    await uncountContactEvents(trx, projectId, [id]);
+    return deleteContact(trx, projectId, id);
+  });
+  if (!deleted) throw notFound('Contact');
 }
 
 /** Existence of each given email, in input order, echoed as given; compared case-insensitively. */

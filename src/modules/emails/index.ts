@@ -44,7 +44,7 @@ export { countWorkflowStepEmails, type StepEmailCounts } from './workflow-emails
 export { cancelPendingEmailsOfDisabledProject, enqueueProjectMailCancel } from './project-cancel.repo.js';
 
 // After sending: milestones (never downgrading), the relay's notifications, clicks.
-export { recordMilestone, STATUS_EVENT, STATUS_RANK, type StatusChange, type TrackedStatus } from './status.js';
+export { type OpenSignal, recordMilestone, STATUS_EVENT, STATUS_RANK, type StatusChange, type TrackedStatus } from './status.js';
 export { findEmailByMessageIds, lockEmailForClick, noteSoftBounce } from './feedback.repo.js';
 
 // Delivery (the send-email job) and the capture outbox (the admin CLI).

@@ -80,7 +80,11 @@ export async function trackingRoutes(app: FastifyInstance, deps: AppDeps): Promi
     const emailId = openTokenEmail(deps.tokens, tokenOf(request));
     if (!emailId) return sendPage(reply, 404, notFoundPage());
     // HEAD (link checkers, proxies) is not an open. A recording failure never breaks the image.
-    if (request.method === 'GET') await recordOpen(deps.db, emailId).catch((err: unknown) => request.log.error({ err, emailId }, 'open not recorded'));
+    if (request.method === 'GET') {
+      await recordOpen(deps.db, emailId, { userAgent: request.headers['user-agent'], ip: request.ip }).catch((err: unknown) =>
+        request.log.error({ err, emailId }, 'open not recorded'),
+      );
+    }
     return reply.code(200).headers(NO_CACHE).type('image/gif').send(PIXEL);
   });
 

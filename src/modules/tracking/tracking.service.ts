@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { isUuid } from '../../lib/uuid.js';
 import type { Tokens } from '../../lib/tokens.js';
 import { TokenPurpose } from '../../mail/compliance.js';
+import { type OpenClient, openSignal } from '../analytics/index.js';
 import { lockEmailForClick, recordMilestone } from '../emails/index.js';
 import { findSubscriber, type SubscriberRef, type SubscriberRow, updateSubscribed } from './tracking.repo.js';
 
@@ -29,11 +30,14 @@ export function clickTokenTarget(tokens: Tokens, token: string): { emailId: stri
 
 /**
  * An open: the first sets opened_at and records email.open, every one bumps open_count.
+ * `client` (User-Agent, address) tells privacy proxies, prefetchers and scanners apart
+ * (docs/analytics.md "Machine opens"): their opens are counted apart from a person's.
  * One transaction, one statement (plus the event insert on the first). Unknown emails
  * (deleted) are ignored.
  */
-export async function recordOpen(db: Kysely<Database>, emailId: string): Promise<void> {
-  await db.transaction().execute((trx) => recordMilestone(trx, { emailId, status: 'OPENED' }));
+export async function recordOpen(db: Kysely<Database>, emailId: string, client: OpenClient = {}): Promise<void> {
+  const opener = openSignal(client);
+  await db.transaction().execute((trx) => recordMilestone(trx, { emailId, status: 'OPENED', opener }));
 }
 
 /**
