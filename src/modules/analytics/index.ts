@@ -3,7 +3,7 @@
  * the rollup adjustments of deletions (events of a name, contacts), their compaction, and the routes.
  */
 export { classifyOpener, type OpenClient, type Opener, type OpenerKind, openSignal, PREFETCH_WINDOW_SECONDS } from './machine-opens.js';
-export { compactRollups, uncountContactEvents, uncountEventName } from './rollups.repo.js';
+export { compactRollups, type EventBucketCount, eventBucket, uncountContactEvents, uncountEvents } from './rollups.repo.js';
 
 // Routes last: they import other modules' facades, which may import this one back.
 export { analyticsRoutes } from './analytics.routes.js';

@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
 /**
@@ -7,15 +7,36 @@ import type { Database } from '../../db/schema.js';
  * compaction of writer shards.
  */
 
+/** The analytics bucket (15 minutes, UTC) of a timestamp, in SQL: what a deleter groups its rows by. */
+export const eventBucket = (column: RawBuilder<unknown>) => sql<Date>`analytics_bucket(${column})`;
+
+/** Events of one name that went, per bucket of {@link eventBucket}. */
+export interface EventBucketCount {
+  bucket: Date;
+  count: number;
+}
+
 /**
- * Before every event of `name` is deleted (same transaction): its counts go. Run it FIRST: a
- * track batch that committed events of the name before this holds the counter rows until its
- * commit, so their DELETE waits and the events' DELETE that follows sees its events; a batch
- * that commits after finds no counter row and starts a new one for events this DELETE never saw.
+ * After events of `name` were deleted (same transaction): subtracts exactly those, per bucket and
+ * per UTC day. Counting what the DELETE returned (rather than dropping the name's counters) keeps
+ * events that a concurrent track inserted meanwhile, which the DELETE did not see, counted.
  */
-export async function uncountEventName(trx: Transaction<Database>, projectId: string, name: string): Promise<void> {
-  await sql`DELETE FROM analytics_event_counts WHERE project_id = ${projectId} AND name = ${name}`.execute(trx);
-  await sql`DELETE FROM analytics_event_daily WHERE project_id = ${projectId} AND name = ${name}`.execute(trx);
+export async function uncountEvents(trx: Transaction<Database>, projectId: string, name: string, deleted: readonly EventBucketCount[]): Promise<void> {
+  if (deleted.length === 0) return;
+  await sql`
+    WITH gone AS MATERIALIZED (
+      SELECT bucket, count FROM unnest(${deleted.map((d) => d.bucket.toISOString())}::timestamptz[], ${deleted.map((d) => d.count)}::int[]) AS g(bucket, count)
+      WHERE NOT analytics_is_system_event(${name})
+    ),
+    fine AS (
+      INSERT INTO analytics_event_counts AS t (project_id, bucket, name, shard, count)
+      SELECT ${projectId}, bucket, ${name}, pg_backend_pid() % 8, -sum(count) FROM gone GROUP BY bucket ORDER BY bucket
+      ON CONFLICT (project_id, bucket, name, shard) DO UPDATE SET count = t.count + excluded.count
+    )
+    INSERT INTO analytics_event_daily AS t (project_id, day, name, shard, count)
+    SELECT ${projectId}, (bucket AT TIME ZONE 'UTC')::date, ${name}, pg_backend_pid() % 8, -sum(count) FROM gone
+    GROUP BY 2 ORDER BY 2
+    ON CONFLICT (project_id, day, name, shard) DO UPDATE SET count = t.count + excluded.count`.execute(trx);
 }
 
 /**
@@ -50,7 +71,8 @@ const COMPACT_BATCH = 5000;
 
 /**
  * Folds the writer shards of buckets older than an hour (event days: before today, UTC) into
- * shard 0, so a range reads one row per bucket. Rows a writer holds right now are skipped (next
+ * shard 0, so a range reads one row per bucket (shards that cancel out, as after a deletion, leave
+ * no row). Rows a writer holds right now are skipped (next
  * run). Returns the rows folded.
  */
 export async function compactRollups(db: Kysely<Database>): Promise<number> {
@@ -87,7 +109,9 @@ async function foldEmailCounts(db: Kysely<Database>): Promise<number> {
     ),
     folded AS (
       INSERT INTO analytics_email_counts AS t (project_id, bucket, shard, ${cols})
-      SELECT project_id, bucket, 0, ${sums} FROM moved GROUP BY project_id, bucket ORDER BY project_id, bucket
+      SELECT project_id, bucket, 0, ${sums} FROM moved GROUP BY project_id, bucket
+      HAVING ${sql.join(EMAIL_COLUMNS.map((c) => sql`sum(${sql.ref(c)}) <> 0`), sql` OR `)}
+      ORDER BY project_id, bucket
       ON CONFLICT (project_id, bucket, shard) DO UPDATE SET ${set}
     )
     SELECT count(*)::int AS n FROM moved`.execute(db);
@@ -108,7 +132,7 @@ async function foldEventCounts(db: Kysely<Database>): Promise<number> {
     ),
     folded AS (
       INSERT INTO analytics_event_counts AS t (project_id, bucket, name, shard, count)
-      SELECT project_id, bucket, name, 0, sum(count) FROM moved GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      SELECT project_id, bucket, name, 0, sum(count) FROM moved GROUP BY 1, 2, 3 HAVING sum(count) <> 0 ORDER BY 1, 2, 3
       ON CONFLICT (project_id, bucket, name, shard) DO UPDATE SET count = t.count + excluded.count
     )
     SELECT count(*)::int AS n FROM moved`.execute(db);
@@ -129,7 +153,7 @@ async function foldEventDays(db: Kysely<Database>): Promise<number> {
     ),
     folded AS (
       INSERT INTO analytics_event_daily AS t (project_id, day, name, shard, count)
-      SELECT project_id, day, name, 0, sum(count) FROM moved GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      SELECT project_id, day, name, 0, sum(count) FROM moved GROUP BY 1, 2, 3 HAVING sum(count) <> 0 ORDER BY 1, 2, 3
       ON CONFLICT (project_id, day, name, shard) DO UPDATE SET count = t.count + excluded.count
     )
     SELECT count(*)::int AS n FROM moved`.execute(db);

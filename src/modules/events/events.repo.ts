@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { type EventBucketCount, eventBucket } from '../analytics/index.js';
 
 /** The keyset position of a row: created_at with microseconds (as UTC text) and id. */
 export interface EventPosition {
@@ -137,8 +138,13 @@ export async function eventStats(
   return rows;
 }
 
-/** Deletes every event of one name in a project; returns how many went. */
-export async function deleteEventsByName(db: Kysely<Database>, projectId: string, name: string): Promise<number> {
-  const result = await db.deleteFrom('events').where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst();
-  return Number(result.numDeletedRows);
+/**
+ * Deletes every event of one name in a project; returns how many went per analytics bucket (the
+ * analytics facade subtracts exactly those: events a concurrent track commits meanwhile stay counted).
+ */
+export async function deleteEventsByName(db: Kysely<Database>, projectId: string, name: string): Promise<EventBucketCount[]> {
+  const { rows } = await sql<EventBucketCount>`
+    WITH gone AS (DELETE FROM events WHERE project_id = ${projectId} AND name = ${name} RETURNING created_at)
+    SELECT ${eventBucket(sql`created_at`)} AS bucket, count(*)::int AS count FROM gone GROUP BY 1`.execute(db);
+  return rows;
 }

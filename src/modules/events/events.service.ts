@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { notFound, validationError } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
-import { uncountEventName } from '../analytics/index.js';
+import { uncountEvents } from '../analytics/index.js';
 import { campaignsUsing } from '../campaigns/index.js';
 import { segmentsReferencingField } from '../segments/index.js';
 import { workflowsUsingEvent } from '../workflows/index.js';
@@ -135,8 +135,9 @@ export async function deleteEventName(db: Kysely<Database>, projectId: string, e
     ]);
   }
   return db.transaction().execute(async (trx) => {
-    // The analytics counts of the name first (see uncountEventName), then the events.
-    await uncountEventName(trx, projectId, eventName);
-    return deleteEventsByName(trx, projectId, eventName);
+    const deleted = await deleteEventsByName(trx, projectId, eventName);
+    // Out of the analytics counts in the same transaction: exactly what was deleted.
+    await uncountEvents(trx, projectId, eventName, deleted);
+    return deleted.reduce((n, b) => n + b.count, 0);
   });
 }

@@ -72,7 +72,7 @@ export async function seedCampaign(db: Db, projectId: string, opts: { name: stri
 export async function seedEvents(db: Db, projectId: string, events: readonly { name: string; at: string | Date }[], contactId?: string): Promise<string> {
   const contact =
     contactId ??
-    (await db.db.insertInto('contacts').values({ project_id: projectId, email: `ev-${randomUUID()}@example.com` }).returning('id').executeTakeFirstOrThrow()).id;
+    (await db.db.insertInto('contacts').values({ project_id: projectId, email: `ev-${randomUUID()}@example.com`, subscribed: true }).returning('id').executeTakeFirstOrThrow()).id;
   if (events.length > 0) {
     await db.db
       .insertInto('events')
