@@ -1,16 +1,16 @@
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
-
 /**
  * Who fetched an open pixel (docs/analytics.md "Machine opens"). A small list, maintained here:
- * each entry says why it is a machine. Only the request's User-Agent and address are looked at;
- * the timing rule (a prefetch comes within seconds of sending or delivery) is applied where the
- * open is recorded (emails facade, `recordMilestone`), against the email's own times.
+ * each entry says why it is a machine. Only the request's User-Agent is looked at (no address
+ * ranges: see the docs); the timing rule (a prefetch comes within seconds of sending or delivery)
+ * is applied where the open is recorded (emails facade, `recordMilestone`), against the email's
+ * own times.
  */
 
 /**
  * - `machine`: never a person reading the email, whenever it comes: security scanners and link
- *   checkers, HTTP libraries, and Apple Mail Privacy Protection, which loads remote content "in
- *   the background, even when you don't open the message" (Apple, support.apple.com/HT212617).
+ *   checkers, HTTP libraries, and Apple Mail Privacy Protection, which "downloads remote content
+ *   in the background by default – regardless of how you do or don't engage with the email"
+ *   (Apple's description of the feature, June 2021).
  * - `proxy`: an image proxy that fetches for a reader (Gmail, Yahoo/AOL) but may also prefetch on
  *   arrival: a machine only within {@link PREFETCH_WINDOW_SECONDS} of sending or delivery.
  * - `unknown`: anything else counts as a person.
@@ -35,7 +35,8 @@ interface AgentRule {
 const has = (needle: string) => (ua: string) => ua.toLowerCase().includes(needle.toLowerCase());
 
 const AGENT_RULES: readonly AgentRule[] = [
-  // Apple MPP's proxy sends this bare token and nothing else; no browser or mail client does.
+  // Apple MPP's image loads carry this bare token and nothing else (as ESPs analysing MPP traffic
+  // report); no browser or mail client sends it alone.
   { agent: 'apple-mpp', kind: 'machine', test: (ua) => ua.trim() === 'Mozilla/5.0' },
   // "Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)"
   { agent: 'google-image-proxy', kind: 'proxy', test: has('GoogleImageProxy') },
@@ -59,31 +60,15 @@ const AGENT_RULES: readonly AgentRule[] = [
   },
 ];
 
-/** Apple owns 17.0.0.0/8 (ARIN, NET-17-0-0-0-1): its MPP proxies fetch from there. */
-const APPLE = new BlockList();
-APPLE.addSubnet('17.0.0.0', 8, 'ipv4');
-
-function isApple(ip: string | undefined): boolean {
-  if (!ip) return false;
-  const v4 = ip.startsWith('::ffff:') && isIPv4(ip.slice(7)) ? ip.slice(7) : ip;
-  if (isIPv4(v4)) return APPLE.check(v4, 'ipv4');
-  return isIPv6(v4) && APPLE.check(v4, 'ipv6');
-}
-
 /** What the open pixel's request tells about its client. */
 export interface OpenClient {
   userAgent?: string | undefined;
-  ip?: string | undefined;
 }
 
-/**
- * Classifies an open request by its User-Agent and client address. The address only helps when
- * the server sees the client's own address (no reverse proxy in front, or one it trusts).
- */
+/** Classifies an open request by its User-Agent. */
 export function classifyOpener(request: OpenClient): Opener {
   const ua = request.userAgent ?? '';
   for (const rule of AGENT_RULES) if (ua !== '' && rule.test(ua)) return { kind: rule.kind, agent: rule.agent };
-  if (isApple(request.ip)) return { kind: 'machine', agent: 'apple-mpp' };
   return { kind: 'unknown' };
 }
 

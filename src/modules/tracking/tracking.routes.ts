@@ -81,7 +81,7 @@ export async function trackingRoutes(app: FastifyInstance, deps: AppDeps): Promi
     if (!emailId) return sendPage(reply, 404, notFoundPage());
     // HEAD (link checkers, proxies) is not an open. A recording failure never breaks the image.
     if (request.method === 'GET') {
-      await recordOpen(deps.db, emailId, { userAgent: request.headers['user-agent'], ip: request.ip }).catch((err: unknown) =>
+      await recordOpen(deps.db, emailId, { userAgent: request.headers['user-agent'] }).catch((err: unknown) =>
         request.log.error({ err, emailId }, 'open not recorded'),
       );
     }

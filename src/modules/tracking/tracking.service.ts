@@ -30,7 +30,7 @@ export function clickTokenTarget(tokens: Tokens, token: string): { emailId: stri
 
 /**
  * An open: the first sets opened_at and records email.open, every one bumps open_count.
- * `client` (User-Agent, address) tells privacy proxies, prefetchers and scanners apart
+ * `client` (its User-Agent) tells privacy proxies, prefetchers and scanners apart
  * (docs/analytics.md "Machine opens"): their opens are counted apart from a person's.
  * One transaction, one statement (plus the event insert on the first). Unknown emails
  * (deleted) are ignored.

@@ -38,6 +38,11 @@ interface TopCampaign {
 describe('GET /analytics/top-campaigns and /analytics/campaign-stats', () => {
   let project: TestProject;
   const ids: Record<string, string> = {};
+  const id = (name: string) => {
+    const found = ids[name];
+    if (!found) throw new Error(`no campaign ${name}`);
+    return found;
+  };
   beforeAll(async () => {
     ({ project } = await newProject(t.app));
     for (const [name, status] of [
@@ -45,13 +50,13 @@ describe('GET /analytics/top-campaigns and /analytics/campaign-stats', () => {
     ] as const) {
       ids[name] = await seedCampaign(t.db, project.id, { name, status });
     }
-    await campaignEmails(project.id, ids.A!, 10, 5, 1);
-    await campaignEmails(project.id, ids.B!, 4, 4, 3);
-    await campaignEmails(project.id, ids.C!, 20, 2, 2);
-    await campaignEmails(project.id, ids.F!, 2, 0, 0);
+    await campaignEmails(project.id, id('A'), 10, 5, 1);
+    await campaignEmails(project.id, id('B'), 4, 4, 3);
+    await campaignEmails(project.id, id('C'), 20, 2, 2);
+    await campaignEmails(project.id, id('F'), 2, 0, 0);
     // Opened only by a machine (opened_at after 0029 without human_opened_at): not an open of C.
-    await seedEmails(t.db, project.id, [{ campaignId: ids.C!, sent: '2025-06-01T10:00:00Z', opened: new Date() }]);
-    await seedEmails(t.db, project.id, [{ campaignId: ids.G!, sent: undefined }]); // cancelled before sending: nothing sent
+    await seedEmails(t.db, project.id, [{ campaignId: id('C'), sent: '2025-06-01T10:00:00Z', opened: new Date() }]);
+    await seedEmails(t.db, project.id, [{ campaignId: id('G'), sent: undefined }]); // cancelled before sending: nothing sent
     // Another project's campaign with more of everything.
     const other = await newProject(t.app);
     const otherCampaign = await seedCampaign(t.db, other.project.id, { name: 'Other' });
