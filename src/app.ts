@@ -18,6 +18,7 @@ import { registerUnmatched } from './http/unmatched.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializeRequest } from './http/request-log.js';
 import { accountsRoutes } from './modules/accounts/index.js';
+import { activityRoutes } from './modules/activity/index.js';
 import { billingRoutes, billingSetupStateReader } from './modules/billing/index.js';
 import { campaignsRoutes } from './modules/campaigns/index.js';
 import { contactJobsRoutes, contactsRoutes, fieldsRoutes } from './modules/contacts/index.js';
@@ -136,6 +137,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(fieldsRoutes, deps);
   await app.register(contactJobsRoutes, deps);
   await app.register(eventsRoutes, deps);
+  await app.register(activityRoutes, deps);
   await app.register(domainsRoutes, deps);
   await app.register(templatesRoutes, deps);
   await app.register(sendRoutes, deps);
