@@ -223,3 +223,27 @@ describe('GET /activity/recent-count', () => {
     expect((await get(t.app, project, '/activity/recent-count?minutes=60')).json<{ count: number }>().count).toBe(0);
   });
 });
+
+describe('GET /activity/upcoming', () => {
+  it("lists the project's own scheduled campaigns and waiting steps only", async () => {
+    // Another project's waiting DELAY, due tomorrow.
+    const step = await t.db.db
+      .insertInto('workflow_steps')
+      .values({ project_id: other.id, workflow_id: otherKnown.workflowId, type: 'DELAY', name: 'Hold', config: JSON.stringify({ amount: 1, unit: 'days' }) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const carol = await t.db.db.insertInto('contacts').values({ project_id: other.id, email: 'carol-q@act.example', subscribed: true }).returning('id').executeTakeFirstOrThrow();
+    const execution = await t.db.db
+      .insertInto('workflow_executions')
+      .values({ project_id: other.id, workflow_id: otherKnown.workflowId, contact_id: carol.id, status: 'WAITING', current_step_id: step.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await t.db.db
+      .insertInto('workflow_step_executions')
+      .values({ project_id: other.id, execution_id: execution.id, workflow_id: otherKnown.workflowId, step_id: step.id, status: 'WAITING', due_at: new Date(Date.now() + 86_400_000) })
+      .execute();
+    const upcoming = async (p: TestProject) => (await get(t.app, p, '/activity/upcoming?daysAhead=3')).json<{ data: { type: string; campaign?: { id: string }; step?: { id: string } }[] }>().data;
+    expect(await upcoming(project)).toEqual([{ type: 'campaign.scheduled', dueAt: expect.any(String), campaign: { id: known.campaigns.scheduled, name: 'Summer p', subject: 'Subject of Summer p' } }]);
+    expect((await upcoming(other)).map((u) => u.campaign?.id ?? u.step?.id)).toEqual([step.id, otherKnown.campaigns.scheduled]);
+  });
+});
