@@ -19,9 +19,10 @@ import { validatorCompiler } from './http/validation.js';
 import { serializeRequest } from './http/request-log.js';
 import { accountsRoutes } from './modules/accounts/index.js';
 import { activityRoutes } from './modules/activity/index.js';
+import { analyticsRoutes } from './modules/analytics/index.js';
 import { billingRoutes, billingSetupStateReader } from './modules/billing/index.js';
 import { campaignsRoutes } from './modules/campaigns/index.js';
-import { contactJobsRoutes, contactsRoutes, fieldsRoutes } from './modules/contacts/index.js';
+import { contactExportRoutes, contactJobsRoutes, contactsRoutes, fieldsRoutes } from './modules/contacts/index.js';
 import { domainsRoutes } from './modules/domains/index.js';
 import { emailsRoutes, sendRoutes } from './modules/emails/index.js';
 import { eventsRoutes, trackRoutes } from './modules/events/index.js';
@@ -34,7 +35,9 @@ import { suppressionsRoutes } from './modules/suppressions/index.js';
 import { systemRoutes } from './modules/system/index.js';
 import { templatesRoutes } from './modules/templates/index.js';
 import { trackingRoutes } from './modules/tracking/index.js';
+import { filesRoutes, uploadsRoutes } from './modules/uploads/index.js';
 import { verifyRoutes } from './modules/verify/index.js';
+import { webhookEndpointsRoutes } from './modules/webhook-endpoints/index.js';
 import { webhooksRoutes } from './modules/webhooks/index.js';
 import { executionsRoutes, workflowsRoutes } from './modules/workflows/index.js';
 
@@ -136,8 +139,10 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(contactsRoutes, deps);
   await app.register(fieldsRoutes, deps);
   await app.register(contactJobsRoutes, deps);
+  await app.register(contactExportRoutes, deps);
   await app.register(eventsRoutes, deps);
   await app.register(activityRoutes, deps);
+  await app.register(analyticsRoutes, deps);
   await app.register(domainsRoutes, deps);
   await app.register(templatesRoutes, deps);
   await app.register(sendRoutes, deps);
@@ -150,7 +155,10 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(suppressionsRoutes, deps);
   await app.register(workflowsRoutes, deps);
   await app.register(executionsRoutes, deps);
+  await app.register(webhookEndpointsRoutes, deps);
   await app.register(securityRoutes, { ...deps, billingState: billingSetupStateReader(deps.config.billing) });
   await app.register(billingRoutes, deps);
+  await app.register(uploadsRoutes, deps);
+  await app.register(filesRoutes, deps);
   return app;
 }

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Logger, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type pg from 'pg';
 import type { Logger as Pino } from 'pino';
-import { createTaskList, CRONTAB } from './jobs/index.js';
+import { createTaskList, createWebhookTaskList, CRONTAB } from './jobs/index.js';
 import type { JobDeps } from './jobs/deps.js';
 import { forget, startLiveness } from './jobs/liveness.js';
 
@@ -15,6 +15,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Run the recurring jobs of CRONTAB. Default true; tests sharing a database turn it off. */
   cron?: boolean;
+  /** Outgoing webhook jobs (one endpoint each) run at once, in their own runner. Default 8. */
+  webhookConcurrency?: number;
 }
 
 function workerLogger(log: Pino): Logger {
@@ -32,6 +34,7 @@ function workerLogger(log: Pino): Logger {
  * for running jobs.
  */
 export async function startWorker(opts: WorkerOptions): Promise<Runner> {
+  const logger = workerLogger(opts.log.child({ component: 'worker' }));
   // The pool id is what graphile-worker writes in locked_by: the heartbeat is recorded under it.
   const events: WorkerEvents = new EventEmitter();
   let poolId: string | undefined;
@@ -49,19 +52,39 @@ export async function startWorker(opts: WorkerOptions): Promise<Runner> {
     preset: { worker: { localQueue: { size: 32 }, completeJobBatchDelay: 0 } },
     noHandleSignals: true,
     pollInterval: 1000,
-    logger: workerLogger(opts.log.child({ component: 'worker' })),
+    logger,
     events,
   });
   if (poolId === undefined) throw new Error('graphile-worker started no worker pool');
   const id = poolId;
   const liveness = startLiveness(opts.deps.db, id, opts.log.child({ component: 'worker', workerId: id }));
+  // Outgoing webhooks in a runner of their own (its task list holds only them): calls that wait on
+  // other people's servers never hold the slots above (docs/webhooks-outgoing.md "Isolation").
+  const webhookEvents: WorkerEvents = new EventEmitter();
+  let webhookPoolId: string | undefined;
+  webhookEvents.on('pool:create', ({ workerPool }) => {
+    webhookPoolId = workerPool.id;
+  });
+  const webhooks = await run({
+    pgPool: opts.pool,
+    taskList: createWebhookTaskList(opts.deps),
+    crontab: '',
+    concurrency: opts.webhookConcurrency ?? 8,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger,
+    events: webhookEvents,
+  });
+  if (webhookPoolId === undefined) throw new Error('graphile-worker started no webhook worker pool');
+  const webhookId = webhookPoolId;
+  const webhookLiveness = startLiveness(opts.deps.db, webhookId, opts.log.child({ component: 'worker', workerId: webhookId }));
   return {
     ...runner,
     async stop(reason) {
-      await liveness.stop();
-      await runner.stop(reason);
+      await Promise.all([liveness.stop(), webhookLiveness.stop()]);
+      await Promise.all([runner.stop(reason), webhooks.stop(reason)]);
       // Best effort: a heartbeat left behind (database gone) is removed by the next live worker.
-      await forget(opts.deps.db, id).catch(() => undefined);
+      await Promise.all([forget(opts.deps.db, id), forget(opts.deps.db, webhookId)]).catch(() => undefined);
     },
   };
 }

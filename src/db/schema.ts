@@ -198,8 +198,16 @@ export interface Database {
   workflow_enrolments: WorkflowEnrolmentsTable;
   workflow_event_queue: WorkflowEventQueueTable;
   project_billing: ProjectBillingTable;
+  analytics_email_counts: AnalyticsEmailCountsTable;
+  analytics_campaign_counts: AnalyticsCampaignCountsTable;
+  analytics_event_counts: AnalyticsEventCountsTable;
+  analytics_event_daily: AnalyticsEventDailyTable;
   billing_usage: BillingUsageTable;
   billing_events: BillingEventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  uploads: UploadsTable;
+  upload_deletions: UploadDeletionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -337,6 +345,10 @@ export interface EmailsTable {
   workflow_step_id: ColumnType<string | null, string | null | undefined, string | null>;
   open_count: ColumnType<number, number | undefined, number>;
   click_count: ColumnType<number, number | undefined, number>;
+  /** The first open judged a person's, or implied by a click (migration 0029; docs/analytics.md "Machine opens"). */
+  human_opened_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Opens judged a machine's (privacy proxies, prefetchers, scanners). */
+  machine_open_count: ColumnType<number, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -626,4 +638,137 @@ export interface BillingEventsTable {
   type: string;
   project_id: string | null;
   received_at: Timestamp;
+}
+
+export const UPLOAD_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+export type UploadContentType = (typeof UPLOAD_CONTENT_TYPES)[number];
+
+/** A stored image of a project (migration 0027; src/modules/uploads). */
+export interface UploadsTable {
+  project_id: string;
+  id: string;
+  /** `<id>.<jpg|png|gif|webp>`: the object's name in storage, served at /files/:key. */
+  key: string;
+  filename: string;
+  content_type: UploadContentType;
+  /** Bytes stored (after metadata was stripped): what the quota counts. */
+  size: number;
+  width: number;
+  height: number;
+  created_at: Timestamp;
+}
+export type UploadRow = Selectable<UploadsTable>;
+
+/** Storage objects still to remove (migration 0027), drained by the `uploads-delete` job. */
+export interface UploadDeletionsTable {
+  project_id: string;
+  key: string;
+  not_before: Timestamp;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: Timestamp;
+}
+
+/** A project's outgoing webhook endpoint (migration 0028; src/modules/webhook-endpoints). */
+export interface WebhookEndpointsTable {
+  project_id: string;
+  id: Generated<string>;
+  url: string;
+  /** Event types it receives (src/modules/webhook-endpoints/event-types.ts). */
+  events: string[];
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The `whsec_…` secret sealed with a key derived from SECRET (src/lib/secret-box.ts). */
+  secret: string;
+  /** The first failed attempt since the last delivered one; null while healthy. */
+  failing_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  disabled_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  disabled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** No other deliverer runs for the endpoint before then. */
+  lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+
+export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/** One event for one endpoint (migration 0028): the payload's data, its attempts and outcome. */
+export interface WebhookDeliveriesTable {
+  project_id: string;
+  id: Generated<string>;
+  endpoint_id: string;
+  /** X-Webhook-Id and the payload's `id`. */
+  event_id: string;
+  event_type: string;
+  event_at: Date;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  status: ColumnType<WebhookDeliveryStatus, WebhookDeliveryStatus | undefined, WebhookDeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  last_attempt_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  status_code: ColumnType<number | null, number | null | undefined, number | null>;
+  response_excerpt: ColumnType<string | null, string | null | undefined, string | null>;
+  error: ColumnType<string | null, string | null | undefined, string | null>;
+  duration_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  finished_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: Timestamp;
+}
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+/**
+ * Analytics rollups (migration 0029; src/modules/analytics, docs/analytics.md), kept by triggers.
+ * Every row is one writer shard's part (`shard` = backend pid % 8): reads sum the shards.
+ */
+export interface AnalyticsEmailCountsTable {
+  project_id: string;
+  /** Start of a 15-minute UTC bucket. */
+  bucket: Date;
+  shard: number;
+  sent: number;
+  delivered: number;
+  /** First human opens. */
+  opened: number;
+  /** First opens, machines included. */
+  opened_any: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+  /** Of the emails sent in this bucket: how many have been delivered, opened (by a person)… by now. */
+  sent_delivered: number;
+  sent_opened: number;
+  sent_clicked: number;
+  sent_bounced: number;
+  sent_complained: number;
+}
+
+/** All-time counts per campaign. */
+export interface AnalyticsCampaignCountsTable {
+  project_id: string;
+  campaign_id: string;
+  shard: number;
+  sent: number;
+  delivered: number;
+  opened: number;
+  clicked: number;
+  bounced: number;
+  complained: number;
+}
+
+/** Tracked events (not the service's own names) per 15-minute UTC bucket and name. */
+export interface AnalyticsEventCountsTable {
+  project_id: string;
+  bucket: Date;
+  name: string;
+  shard: number;
+  count: number;
+}
+
+/** The same per UTC day. */
+export interface AnalyticsEventDailyTable {
+  project_id: string;
+  day: ColumnType<string, string, string>;
+  name: string;
+  shard: number;
+  count: number;
 }

@@ -91,6 +91,8 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly number[]>> = {
   'DELETE /campaigns/:id': [409],
   'POST /campaigns/:id/send': [409],
   'POST /campaigns/:id/cancel': [409],
+  // The endpoints-per-project limit (docs/webhooks-outgoing.md).
+  'POST /webhook-endpoints': [409],
 };
 
 /**

@@ -1,5 +1,6 @@
 import type { TaskList } from 'graphile-worker';
 import { accountPasswordReset } from './account-password-reset.js';
+import { analyticsCompact } from './analytics-compact.js';
 import { campaignComplete } from './campaign-complete.js';
 import { campaignSend } from './campaign-send.js';
 import { campaignSweep } from './campaign-sweep.js';
@@ -14,6 +15,10 @@ import { projectMailCancel } from './project-mail-cancel.js';
 import { securityStatsCompact } from './security-stats-compact.js';
 import { segmentsRecompute } from './segments-recompute.js';
 import { sendEmail } from './send-email.js';
+import { uploadsDelete } from './uploads-delete.js';
+import { webhookCleanup } from './webhook-cleanup.js';
+import { webhookDeliver } from './webhook-deliver.js';
+import { webhookSweep } from './webhook-sweep.js';
 import { workflowCancelProject } from './workflow-cancel-project.js';
 import { workflowEvents, workflowEventsSweep } from './workflow-events.js';
 import { workflowStep } from './workflow-step.js';
@@ -39,7 +44,20 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.workflowCancelProject]: workflowCancelProject(deps),
     [Tasks.projectMailCancel]: projectMailCancel(deps),
     [Tasks.securityStatsCompact]: securityStatsCompact(deps),
+    [Tasks.analyticsCompact]: analyticsCompact(deps),
+    [Tasks.uploadsDelete]: uploadsDelete(deps),
+    [Tasks.webhookSweep]: webhookSweep(deps),
+    [Tasks.webhookCleanup]: webhookCleanup(deps),
   };
+}
+
+/**
+ * The tasks of the worker's separate webhook runner (src/worker.ts): outgoing webhook calls wait on
+ * other people's servers (up to 10 s each), so they get slots of their own and never hold the
+ * ones that send mail, run workflows or import contacts (docs/webhooks-outgoing.md "Isolation").
+ */
+export function createWebhookTaskList(deps: JobDeps): TaskList {
+  return { [Tasks.webhookDeliver]: webhookDeliver(deps) };
 }
 
 /** Recurring jobs (graphile-worker crontab syntax). */
@@ -54,4 +72,11 @@ export const CRONTAB = [
   `* * * * * ${Tasks.workflowEventsSweep} ?max=1&jobKey=${Tasks.workflowEventsSweep}&priority=${JobPriority.workflowSteps}`,
   // Deliverability counters: hourly buckets older than 8 days folded into per-project totals.
   `17 * * * * ${Tasks.securityStatsCompact} ?max=1&jobKey=${Tasks.securityStatsCompact}&priority=${JobPriority.maintenance}`,
+  // Analytics rollups: writer shards of buckets older than an hour folded into one row each.
+  `*/15 * * * * ${Tasks.analyticsCompact} ?max=1&jobKey=${Tasks.analyticsCompact}&priority=${JobPriority.maintenance}`,
+  // Upload objects whose deletion failed or whose upload never committed (src/modules/uploads).
+  `41 * * * * ${Tasks.uploadsDelete} ?max=1&jobKey=${Tasks.uploadsDelete}&priority=${JobPriority.maintenance}`,
+  // Outgoing webhooks (src/modules/webhook-endpoints): wake endpoints a dead deliverer left; trim the log.
+  `* * * * * ${Tasks.webhookSweep} ?max=1&jobKey=${Tasks.webhookSweep}&priority=${JobPriority.maintenance}`,
+  `23 * * * * ${Tasks.webhookCleanup} ?max=1&jobKey=${Tasks.webhookCleanup}&priority=${JobPriority.maintenance}`,
 ].join('\n');

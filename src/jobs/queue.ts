@@ -29,6 +29,23 @@ export const Tasks = {
   projectMailCancel: 'project-mail-cancel',
   /** Cron: folds deliverability counter buckets older than 8 days (src/modules/security). */
   securityStatsCompact: 'security-stats-compact',
+  /** Cron: folds the writer shards of analytics rollup buckets older than an hour (src/modules/analytics). */
+  analyticsCompact: 'analytics-compact',
+  /**
+   * Removes the storage objects queued in upload_deletions (src/modules/uploads): deleted
+   * uploads, reset and deleted projects, uploads that never committed. Keyed; also hourly (cron).
+   */
+  uploadsDelete: 'uploads-delete',
+  /**
+   * Delivers an endpoint's due webhook deliveries (src/modules/webhook-endpoints): one job per
+   * endpoint (keys `webhook-deliver:<id>`, added by the capture triggers of migration 0028, and
+   * `webhook-retry:<id>`, the next retry), run by the worker's separate webhook runner.
+   */
+  webhookDeliver: 'webhook-deliver',
+  /** Cron: wakes endpoints whose due deliveries have no job (a deliverer that died). */
+  webhookSweep: 'webhook-sweep',
+  /** Cron: deletes finished webhook deliveries past the log's retention. */
+  webhookCleanup: 'webhook-cleanup',
 } as const;
 export type TaskName = (typeof Tasks)[keyof typeof Tasks];
 

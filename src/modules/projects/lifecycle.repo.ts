@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { Tasks } from '../../jobs/queue.js';
+import { queueProjectFileDeletion } from '../uploads/index.js';
 
 /**
  * SQL of a project's reset and deletion (docs/projects.md "Reset and delete"). The one place that
@@ -23,7 +24,7 @@ const uuidOf = (text: ReturnType<typeof sql>) =>
  * stays (domains are kept).
  */
 export async function deleteProjectJobs(trx: Transaction<Database>, projectId: string): Promise<number> {
-  const byProject = [Tasks.workflowEvents, Tasks.workflowStep, Tasks.workflowCancelProject, Tasks.segmentsRecompute, Tasks.projectMailCancel];
+  const byProject = [Tasks.workflowEvents, Tasks.workflowStep, Tasks.workflowCancelProject, Tasks.segmentsRecompute, Tasks.projectMailCancel, Tasks.webhookDeliver];
   const byJobRow = [Tasks.contactsBulk, Tasks.contactsImport, Tasks.contactsFieldDelete];
   const { rows } = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM graphile_worker.complete_jobs(ARRAY(
@@ -49,6 +50,14 @@ export async function deleteProjectJobs(trx: Transaction<Database>, projectId: s
  * bounced or complained), the deliverability history and billing.
  */
 const WIPED: readonly { table: string; where?: (p: string) => ReturnType<typeof sql> }[] = [
+  // Analytics rollups (migration 0029): counts of the rows below, so they go with them.
+  { table: 'analytics_campaign_counts' },
+  { table: 'analytics_email_counts' },
+  { table: 'analytics_event_counts' },
+  { table: 'analytics_event_daily' },
+  // Outgoing webhook endpoints and their delivery log (migration 0028).
+  { table: 'webhook_deliveries' },
+  { table: 'webhook_endpoints' },
   { table: 'workflow_event_queue' },
   { table: 'workflow_step_executions' },
   { table: 'workflow_enrolments' },
@@ -66,6 +75,7 @@ const WIPED: readonly { table: string; where?: (p: string) => ReturnType<typeof 
   { table: 'import_chunks', where: (p) => sql`job_id IN (SELECT id FROM jobs WHERE project_id = ${p})` },
   { table: 'jobs' },
   { table: 'idempotency_keys' },
+  { table: 'uploads' },
   { table: 'events' },
   { table: 'contacts' },
 ];
@@ -100,6 +110,8 @@ async function canSkipTriggers(trx: Transaction<Database>): Promise<boolean> {
 /** Deletes everything a reset wipes (see {@link WIPED}) and the project's queued jobs. */
 export async function deleteProjectData(trx: Transaction<Database>, projectId: string): Promise<{ skippedTriggers: boolean }> {
   await deleteProjectJobs(trx, projectId);
+  // The stored images go with the commit (the uploads module's deletion queue), before their rows.
+  await queueProjectFileDeletion(trx, projectId);
   const skippedTriggers = await canSkipTriggers(trx);
   if (skippedTriggers) await sql`SET LOCAL session_replication_role = replica`.execute(trx);
   for (const { table, where } of WIPED) {
