@@ -32,3 +32,4 @@ export { listFields, runFieldDeleteJob } from './fields.service.js';
 export { contactsRoutes } from './contacts.routes.js';
 export { fieldsRoutes } from './fields.routes.js';
 export { contactJobsRoutes } from './bulk.routes.js';
+export { contactExportRoutes } from './export.routes.js';

@@ -111,6 +111,15 @@ export async function listMembers(db: Kysely<Database>, projectId: string, id: s
   return { data: rows.map(rowToContact), page: query.page, pageSize: query.pageSize, total, totalPages: Math.ceil(total / query.pageSize) };
 }
 
+/**
+ * The live members of the project's segment `id` as a condition over contacts `c`, by the
+ * members page's rule (DYNAMIC, tracked or not: its condition compiled; STATIC: its member
+ * rows). 404 when the project has no such segment, 422 when its stored condition no longer passes.
+ */
+export async function segmentMembership(db: Kysely<Database>, projectId: string, id: string): Promise<RawBuilder<SqlBool>> {
+  return membershipCondition(db, await requireSegment(db, projectId, id));
+}
+
 /** A live count slower than this answers the page with the segment's last count (it finishes in the background). */
 export const LIVE_COUNT_WAIT_MS = 120;
 
