@@ -13,14 +13,19 @@ export interface PresenceRow {
 }
 
 /**
- * One statement of EXISTS probes: one per system event name along (project_id, name,
- * created_at), the project's campaigns (a few rows), and per workflow of the project along
+ * One statement of probes: one per system event name along (project_id, name, created_at), the
+ * project's campaigns (a few rows), and per workflow of the project along
  * workflow_executions_list_idx (project_id, workflow_id, status, …).
  */
 export async function findPresence(db: Kysely<Database>, projectId: string): Promise<PresenceRow> {
   const p = sql`${projectId}::uuid`;
   const names = [...EMAIL_EVENT_TYPES, ...CONTACT_EVENT_TYPES];
-  const probes = names.map((n) => sql`${n}::text, EXISTS (SELECT 1 FROM events e WHERE e.project_id = ${p} AND e.name = ${n})`);
+  // Newest row by the index, not EXISTS: for a frequent name the planner would rather start a
+  // sequential scan expecting an early match, which reads the table up to the name's first row
+  // (1.4 s for email.sent on the 10,000,000-event bench project).
+  const probes = names.map(
+    (n) => sql`${n}::text, (SELECT e.created_at FROM events e WHERE e.project_id = ${p} AND e.name = ${n} ORDER BY e.created_at DESC LIMIT 1) IS NOT NULL`,
+  );
   const executions = (statuses: readonly string[]) => sql`EXISTS (
     SELECT 1 FROM workflows w
     WHERE w.project_id = ${p}
@@ -30,7 +35,7 @@ export async function findPresence(db: Kysely<Database>, projectId: string): Pro
       EXISTS (SELECT 1 FROM campaigns c WHERE c.project_id = ${p} AND c.scheduled_for IS NOT NULL AND c.status <> 'DRAFT'
               AND (c.status <> 'CANCELLED' OR c.cancelled_at >= c.scheduled_for)) AS campaign_scheduled,
       EXISTS (SELECT 1 FROM campaigns c WHERE c.project_id = ${p} AND c.status = 'SENT') AS campaign_sent,
-      EXISTS (SELECT 1 FROM workflow_executions x WHERE x.project_id = ${p}) AS workflow_started,
+      ${executions(['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'])} AS workflow_started,
       ${executions(['COMPLETED', 'EXITED'])} AS workflow_completed,
       ${executions(['FAILED'])} AS workflow_failed`.execute(db);
   const row = rows[0];

@@ -169,16 +169,17 @@ function workflowSources(q: FeedQuery): Source[] {
         jsonb_build_object('status', x.status) AS data, NULL::uuid AS email_id, NULL::uuid AS campaign_id, x.workflow_id`,
     });
   }
+  // One subquery per final status, each along workflow_executions_project_ended_idx (project_id, status, completed_at, id).
   const ended = [...(q.workflows.completed ? ['COMPLETED', 'EXITED'] : []), ...(q.workflows.failed ? ['FAILED'] : [])];
-  if (ended.length > 0) {
+  for (const status of ended) {
     sources.push({
       rank: SourceRank.workflowEnded,
       from: sql`workflow_executions x`,
       ts: sql`x.completed_at`,
       id: sql`x.id`,
-      where: sql`${scope} AND x.status IN (${sql.join(ended)})`,
+      where: sql`${scope} AND x.status = ${status}`,
       columns: sql`${SourceRank.workflowEnded}::int AS rank, x.id, x.completed_at AS ts,
-        CASE WHEN x.status = 'FAILED' THEN 'workflow.failed' ELSE 'workflow.completed' END AS name, x.contact_id,
+        ${status === 'FAILED' ? 'workflow.failed' : 'workflow.completed'}::text AS name, x.contact_id,
         jsonb_strip_nulls(jsonb_build_object('status', x.status, 'error', x.error, 'exitReason', x.exit_reason)) AS data,
         NULL::uuid AS email_id, NULL::uuid AS campaign_id, x.workflow_id`,
     });
@@ -188,16 +189,16 @@ function workflowSources(q: FeedQuery): Source[] {
 
 const sourcesOf = (q: FeedQuery): Source[] => [...eventSources(q), ...campaignSources(q), ...workflowSources(q)];
 
-/** One page of the feed (newest first, strictly after `q.after`), its items' names joined in. */
-export async function readFeedPage(db: Kysely<Database>, q: FeedQuery): Promise<FeedRow[]> {
+/** The statement of one page of the feed (newest first, strictly after `q.after`), its items' names joined in. */
+export function feedPageSql(q: FeedQuery): RawBuilder<FeedRow> | undefined {
   const sources = sourcesOf(q);
-  if (sources.length === 0) return [];
+  if (sources.length === 0) return undefined;
   const union = sql.join(
     sources.map((s) => subquery(q, s, 'page', q.limit)),
     sql` UNION ALL `,
   );
   const p = sql`${q.projectId}::uuid`;
-  const { rows } = await sql<FeedRow>`
+  return sql<FeedRow>`
     WITH page AS MATERIALIZED (
       SELECT * FROM (${union}) u ORDER BY ts DESC, rank DESC, id DESC LIMIT ${q.limit}
     )
@@ -213,28 +214,35 @@ export async function readFeedPage(db: Kysely<Database>, q: FeedQuery): Promise<
     LEFT JOIN templates tpl ON tpl.project_id = ${p} AND tpl.id = em.template_id
     LEFT JOIN workflow_steps st ON st.project_id = ${p} AND st.id = em.workflow_step_id
     LEFT JOIN workflows wf ON wf.project_id = ${p} AND wf.id = coalesce(pg.workflow_id, st.workflow_id)
-    ORDER BY pg.ts DESC, pg.rank DESC, pg.id DESC`.execute(db);
-  return rows;
+    ORDER BY pg.ts DESC, pg.rank DESC, pg.id DESC`;
+}
+
+export async function readFeedPage(db: Kysely<Database>, q: FeedQuery): Promise<FeedRow[]> {
+  const statement = feedPageSql(q);
+  return statement ? (await statement.execute(db)).rows : [];
 }
 
 /**
- * Items matching the query (no cursor). With `cap`, counted up to `cap` + 1 (reading stops
- * there: the first page's `total`); without, exactly (a short window: recent-count).
+ * The statement counting the items matching the query (no cursor). With `cap`, up to `cap` + 1
+ * (reading stops there: the first page's `total`); without, exactly (a short window: recent-count).
  */
-export async function countFeed(db: Kysely<Database>, q: FeedQuery, cap?: number): Promise<number> {
+export function feedCountSql(q: FeedQuery, cap?: number): RawBuilder<{ n: number }> | undefined {
   const sources = sourcesOf({ ...q, after: undefined });
-  if (sources.length === 0) return 0;
+  if (sources.length === 0) return undefined;
   if (cap === undefined) {
     const counts = sources.map((s) => sql`(SELECT count(*) FROM ${s.from} WHERE ${s.where} AND ${inWindow(q, s)})`);
-    const { rows } = await sql<{ n: number }>`SELECT (${sql.join(counts, sql` + `)})::int AS n`.execute(db);
-    return rows[0]?.n ?? 0;
+    return sql<{ n: number }>`SELECT (${sql.join(counts, sql` + `)})::int AS n`;
   }
   const union = sql.join(
     sources.map((s) => subquery(q, s, 'count', cap + 1)),
     sql` UNION ALL `,
   );
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT 1 FROM (${union}) u LIMIT ${cap + 1}) c`.execute(db);
-  return rows[0]?.n ?? 0;
+  return sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT 1 FROM (${union}) u LIMIT ${cap + 1}) c`;
+}
+
+export async function countFeed(db: Kysely<Database>, q: FeedQuery, cap?: number): Promise<number> {
+  const statement = feedCountSql(q, cap);
+  return statement ? ((await statement.execute(db)).rows[0]?.n ?? 0) : 0;
 }
 
 /**

@@ -26,7 +26,7 @@ describe('GET /activity', () => {
     expect(pairs(page.data)).toEqual(known.expected);
     expect(page).toMatchObject({ hasMore: false, cursor: null, total: known.expected.length, totalCapped: false });
     for (let i = 1; i < page.data.length; i++) {
-      expect(page.data[i - 1]?.timestamp >= (page.data[i]?.timestamp ?? '')).toBe(true);
+      expect((page.data[i - 1]?.timestamp ?? '') >= (page.data[i]?.timestamp ?? '')).toBe(true);
     }
   });
 
