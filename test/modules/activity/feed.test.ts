@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { microsOf } from '../../../src/modules/activity/activity.rules.js';
+import { type FeedQuery, readFeedPage } from '../../../src/modules/activity/feed.repo.js';
 import { ACTIVITY_TYPES } from '../../../src/modules/activity/index.js';
 import { newProject, type TestProject } from '../../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
@@ -110,6 +112,25 @@ describe('GET /activity', () => {
     expect(await only(' email.click , email.click')).toEqual(expectedOf('email.click'));
     const page = await feed(t.app, project, 'types=email.open,email.click&limit=1');
     expect(page).toMatchObject({ total: 2, hasMore: true });
+  });
+
+  it('reads the same events by type per row as by name (the plan past 64 names or 2,000 distinct names)', async () => {
+    const query = (events: FeedQuery['events']): FeedQuery => ({
+      projectId: project.id,
+      start: microsOf(new Date(Date.now() - 30 * 86_400_000)),
+      end: microsOf(new Date()),
+      limit: 100,
+      events,
+      campaigns: { scheduled: false, sent: false },
+      workflows: { started: false, completed: false, failed: false },
+    });
+    const ids = async (events: FeedQuery['events']) => (await readFeedPage(t.db.db, query(events))).map((r) => r.id);
+    const byName = await ids({ kind: 'names', names: ['email.click', 'segment.vip-users.entry', 'signed_up', 'page_viewed'] });
+    expect(byName).toHaveLength(5);
+    expect(await ids({ kind: 'types', types: ['email.click', 'segment.entry', 'event.tracked'] })).toEqual(byName);
+    expect(await ids({ kind: 'types', types: ['segment.exit', 'contact.subscribed'] })).toEqual(
+      known.expected.filter(([type]) => type === 'segment.exit' || type === 'contact.subscribed').map(([, id]) => id),
+    );
   });
 
   it('filters by contact (campaign items concern no contact)', async () => {
