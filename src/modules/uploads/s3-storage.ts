@@ -29,7 +29,8 @@ export function createS3Storage(config: S3Config): UploadStorage {
   const client = new S3Client({
     region: config.region,
     ...(config.endpoint && { endpoint: config.endpoint }),
-    ...(config.credentials && { credentials: config.credentials }),
+    // A copy: the SDK marks the credentials object it is given (the configuration's is frozen).
+    ...(config.credentials && { credentials: { ...config.credentials } }),
     forcePathStyle: config.forcePathStyle,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',

@@ -50,12 +50,15 @@ async function imagePart(request: FastifyRequest): Promise<MultipartFile> {
 }
 
 /**
- * The file's bytes, at most MAX_IMAGE_BYTES: the stream is stopped at the first byte over
- * (multipart's own `fileSize` limit ends it there too), never read to its end.
+ * The file's bytes, at most MAX_IMAGE_BYTES: reading stops at the first byte over and the 413
+ * closes the connection, so the rest of the upload is never read. (Busboy's own `fileSize` limit
+ * is one byte higher on purpose: at its limit it only stops passing bytes on and goes on reading
+ * the request to its end, so the file stream would end, truncated, only once the client stops.)
  */
 async function readImage(part: MultipartFile): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let bytes = 0;
+  part.file.once('limit', () => part.file.destroy(tooLarge()));
   try {
     for await (const chunk of part.file) {
       const piece: Buffer = chunk;
@@ -104,7 +107,7 @@ export async function uploadsRoutes(app: FastifyInstance, deps: AppDeps): Promis
   // Multipart parsing exists only in this scope, for this one route.
   await app.register(async (scope) => {
     await scope.register(fastifyMultipart, {
-      limits: { fileSize: MAX_IMAGE_BYTES, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20, headerPairs: 100 },
+      limits: { fileSize: MAX_IMAGE_BYTES + 1, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20, headerPairs: 100 },
     });
     scope.withTypeProvider<ZodTypeProvider>().post('/uploads/image', {
       config: { ...config, bodyTimeout: 'upload' },
