@@ -70,7 +70,7 @@ interface BatchResult {
   circuitOpen: boolean;
 }
 
-/** The calls of one batch, at most ENDPOINT_CONCURRENCY at once; the first ENDPOINT_CONCURRENCY all failing stops the rest. */
+/** The calls of one batch, at most ENDPOINT_CONCURRENCY at once; a first wave that all fails stops the rest. */
 async function callBatch(deps: DelivererDeps, lease: Lease, rows: readonly ClaimedDelivery[], signal?: AbortSignal): Promise<BatchResult> {
   const now = deps.now ?? Date.now;
   const failAll = (error: string): BatchResult => {
@@ -88,40 +88,30 @@ async function callBatch(deps: DelivererDeps, lease: Lease, rows: readonly Claim
   }
   const records: AttemptRecord[] = [];
   const skipped: string[] = [];
-  let ok = 0;
-  let failed = 0;
-  const circuitOpen = () => failed >= ENDPOINT_CONCURRENCY && ok === 0;
-  const queue = rows.values();
-  const worker = async () => {
-    for (const row of queue) {
-      if (circuitOpen() || signal?.aborted) {
-        skipped.push(row.id);
-        continue;
-      }
-      const at = new Date(now());
-      const outcome = await postSigned({
-        url,
-        address,
-        body: payloadBody(row),
-        secret,
-        webhookId: row.event_id,
-        eventType: row.event_type,
-        signal,
-        timeoutMs: deps.callTimeoutMs,
-        now,
-      });
-      if (outcome.interrupted) skipped.push(row.id);
-      else if (outcome.ok) {
-        ok++;
-        records.push({ id: row.id, ok: true, statusCode: outcome.statusCode, excerpt: outcome.excerpt, error: null, durationMs: outcome.durationMs, at, next: null });
-      } else {
-        failed++;
-        records.push(failure(deps, row, outcome, at));
-      }
+  const call = async (row: ClaimedDelivery): Promise<void> => {
+    if (signal?.aborted) {
+      skipped.push(row.id);
+      return;
     }
+    const at = new Date(now());
+    const outcome = await postSigned({ url, address, body: payloadBody(row), secret, webhookId: row.event_id, eventType: row.event_type, signal, timeoutMs: deps.callTimeoutMs, now });
+    if (outcome.interrupted) skipped.push(row.id);
+    else if (outcome.ok) records.push({ id: row.id, ok: true, statusCode: outcome.statusCode, excerpt: outcome.excerpt, error: null, durationMs: outcome.durationMs, at, next: null });
+    else records.push(failure(deps, row, outcome, at));
   };
-  await Promise.all(Array.from({ length: Math.min(ENDPOINT_CONCURRENCY, rows.length) }, worker));
-  return { records, skipped, circuitOpen: circuitOpen() };
+  // A first wave of ENDPOINT_CONCURRENCY calls; when none of them succeeds the endpoint is down,
+  // and the rest of the batch is not tried now (the caller rests the endpoint).
+  const wave = rows.slice(0, ENDPOINT_CONCURRENCY);
+  await Promise.all(wave.map(call));
+  const rest = rows.slice(wave.length);
+  const circuitOpen = wave.length > 0 && records.length === wave.length && records.every((r) => !r.ok);
+  if (circuitOpen) return { records, skipped: [...skipped, ...rest.map((r) => r.id)], circuitOpen };
+  const queue = rest.values();
+  const worker = async () => {
+    for (const row of queue) await call(row);
+  };
+  await Promise.all(Array.from({ length: Math.min(ENDPOINT_CONCURRENCY, rest.length) }, worker));
+  return { records, skipped, circuitOpen: false };
 }
 
 function failure(deps: DelivererDeps, row: ClaimedDelivery, o: CallOutcome, at: Date): AttemptRecord {

@@ -15,7 +15,8 @@ export interface Call {
   json: { id: string; type: string; createdAt: string; data: Record<string, unknown> };
 }
 
-type Answer = { status: number; body?: string; headers?: Record<string, string> };
+/** A reply; `delayMs` holds it back, `hang` never answers (the caller's timeout ends it). */
+type Answer = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 /**
  * A real HTTP receiver on loopback. Every call is recorded by path; `answer(path)` decides the
@@ -25,6 +26,8 @@ export interface Receiver {
   readonly url: string;
   readonly calls: Call[];
   callsTo(path: string): Call[];
+  /** Most calls of `path` in flight at once, the client sockets (remote ports) they came on, the calls open now. */
+  concurrency(path: string): { max: number; sockets: number; open: number };
   /** The reply to the next calls of `path` (default 200). */
   answer(path: string, answer: Answer | ((n: number) => Answer)): void;
   close(): Promise<void>;
@@ -33,7 +36,14 @@ export interface Receiver {
 export async function startReceiver(): Promise<Receiver> {
   const calls: Call[] = [];
   const answers = new Map<string, Answer | ((n: number) => Answer)>();
+  const inFlight = new Map<string, { now: number; max: number; sockets: Set<number> }>();
   const server = http.createServer((req, res) => {
+    const f = inFlight.get(req.url ?? '') ?? { now: 0, max: 0, sockets: new Set<number>() };
+    inFlight.set(req.url ?? '', f);
+    f.now++;
+    f.max = Math.max(f.max, f.now);
+    f.sockets.add(req.socket.remotePort ?? 0);
+    res.on('close', () => f.now--);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -48,7 +58,10 @@ export async function startReceiver(): Promise<Receiver> {
       calls.push({ path, headers: req.headers, body, json });
       const a = answers.get(path);
       const answer = typeof a === 'function' ? a(calls.filter((c) => c.path === path).length) : (a ?? { status: 200, body: 'ok' });
-      res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+      if (answer === 'hang') return;
+      const reply = () => res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+      if (answer.delayMs) setTimeout(reply, answer.delayMs);
+      else reply();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -57,6 +70,7 @@ export async function startReceiver(): Promise<Receiver> {
     url: `http://127.0.0.1:${port}`,
     calls,
     callsTo: (path) => calls.filter((c) => c.path === path),
+    concurrency: (path) => ({ max: inFlight.get(path)?.max ?? 0, sockets: inFlight.get(path)?.sockets.size ?? 0, open: inFlight.get(path)?.now ?? 0 }),
     answer: (path, answer) => answers.set(path, answer),
     close: async () => {
       server.closeAllConnections();
