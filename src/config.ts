@@ -160,6 +160,13 @@ const envSchema = z.object({
   STRIPE_PRICE_ID: z.string().optional(),
   STRIPE_API_URL: url('STRIPE_API_URL', ['http:', 'https:']),
   BILLING_FREE_EMAILS_PER_MONTH: int('BILLING_FREE_EMAILS_PER_MONTH', 1000, 0, 1_000_000_000),
+  UPLOAD_QUOTA_MB: positive('UPLOAD_QUOTA_MB', 10_000_000),
+  S3_BUCKET: z.string().optional(),
+  S3_REGION: z.string().optional(),
+  S3_ENDPOINT: url('S3_ENDPOINT', ['http:', 'https:']),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: bool('S3_FORCE_PATH_STYLE', false),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -188,7 +195,7 @@ export interface Config {
   readonly idempotencyTtlHours: number;
   /** A request body (JSON, forms) must arrive within this; else 408 (src/http/body-timeout.ts). */
   readonly bodyTimeoutSeconds: number;
-  /** The same for file uploads (POST /contacts/import, up to 5 MB). */
+  /** The same for file uploads (POST /contacts/import up to 5 MB, POST /uploads/image up to 10 MB). */
   readonly uploadTimeoutSeconds: number;
   /** Require valid SNS signatures on /webhooks/notifications. Default true. */
   readonly snsVerify: boolean;
@@ -196,7 +203,7 @@ export interface Config {
   readonly autoDisableProjects: boolean;
   /** Accept notifications only from these SNS topics; empty means any topic. */
   readonly snsTopicArns: readonly string[];
-  /** Let workflow WEBHOOK steps call private, loopback and link-local addresses. Default false. */
+  /** Let workflow WEBHOOK steps and webhook endpoints call private, loopback and link-local addresses. Default false. */
   readonly webhookAllowPrivate: boolean;
   /** Emails per second of a project without its own `sendingRate` (PROJECT_SENDING_RATE); undefined: unlimited. */
   readonly projectSendingRate: number | undefined;
@@ -205,6 +212,31 @@ export interface Config {
   readonly logLevel: string;
   /** OAuth sign-in clients; a provider is present only when both its id and secret are set. */
   readonly oauth: OAuthClients;
+  /** Image uploads (src/modules/uploads, docs/uploads.md): quota and storage. */
+  readonly uploads: UploadsConfig;
+}
+
+/** Image uploads: the per-project quota and where the files are kept. */
+export interface UploadsConfig {
+  /** Bytes of stored images per project (UPLOAD_QUOTA_MB, default 1024 MB). */
+  readonly quotaBytes: number;
+  /** Local storage folder, DATA_DIR/uploads (used when `s3` is undefined). */
+  readonly localDir: string;
+  /** S3-compatible storage, on when S3_BUCKET is set; undefined: local disk. */
+  readonly s3: S3Config | undefined;
+}
+
+/** An S3-compatible bucket (AWS S3, MinIO, Cloudflare R2, Backblaze B2, Wasabi, …). */
+export interface S3Config {
+  readonly bucket: string;
+  /** S3_REGION, default `us-east-1` (R2: `auto`). */
+  readonly region: string;
+  /** S3_ENDPOINT; undefined: AWS's own endpoint for the region. */
+  readonly endpoint: string | undefined;
+  /** S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY; undefined: the AWS SDK's default chain (AWS_* variables, instance or task role). */
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
+  /** S3_FORCE_PATH_STYLE: `<endpoint>/<bucket>/<key>` instead of `<bucket>.<endpoint>/<key>` (MinIO and most self-hosted servers). */
+  readonly forcePathStyle: boolean;
 }
 
 export interface OAuthClient {
@@ -307,6 +339,45 @@ function oauthClients(e: { GITHUB_CLIENT_ID?: string; GITHUB_CLIENT_SECRET?: str
   return Object.freeze({ ...(github && { github }), ...(google && { google }) });
 }
 
+/** Default UPLOAD_QUOTA_MB. */
+export const DEFAULT_UPLOAD_QUOTA_MB = 1024;
+
+/** S3_BUCKET turns S3 storage on; the other S3_* variables need it, and the key id and secret go together. */
+function uploadsConfig(
+  e: {
+    UPLOAD_QUOTA_MB?: number;
+    S3_BUCKET?: string;
+    S3_REGION?: string;
+    S3_ENDPOINT?: string;
+    S3_ACCESS_KEY_ID?: string;
+    S3_SECRET_ACCESS_KEY?: string;
+    S3_FORCE_PATH_STYLE: boolean;
+  },
+  dataDir: string,
+): UploadsConfig {
+  const quotaBytes = Math.floor((e.UPLOAD_QUOTA_MB ?? DEFAULT_UPLOAD_QUOTA_MB) * 1024 * 1024);
+  const localDir = path.join(dataDir, 'uploads');
+  const bucket = e.S3_BUCKET?.trim();
+  const accessKeyId = e.S3_ACCESS_KEY_ID?.trim();
+  const secretAccessKey = e.S3_SECRET_ACCESS_KEY?.trim();
+  if (!bucket) {
+    const stray = (['S3_REGION', 'S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const).find((k) => e[k]?.trim());
+    if (stray) throw new ConfigError(`S3_BUCKET must be set with ${stray} (S3 storage of uploads is on only with a bucket)`);
+    return Object.freeze({ quotaBytes, localDir, s3: undefined });
+  }
+  if (/[\s/]/.test(bucket)) throw new ConfigError(`S3_BUCKET must be a bucket name (no "/" or spaces), got "${bucket}"`);
+  if (accessKeyId && !secretAccessKey) throw new ConfigError('S3_SECRET_ACCESS_KEY must be set with S3_ACCESS_KEY_ID');
+  if (secretAccessKey && !accessKeyId) throw new ConfigError('S3_ACCESS_KEY_ID must be set with S3_SECRET_ACCESS_KEY');
+  const s3: S3Config = Object.freeze({
+    bucket,
+    region: e.S3_REGION?.trim() || 'us-east-1',
+    endpoint: e.S3_ENDPOINT?.replace(/\/+$/, ''),
+    credentials: accessKeyId && secretAccessKey ? Object.freeze({ accessKeyId, secretAccessKey }) : undefined,
+    forcePathStyle: e.S3_FORCE_PATH_STYLE,
+  });
+  return Object.freeze({ quotaBytes, localDir, s3 });
+}
+
 /** Where the database is: the server's DATA_DIR and DATABASE_URL rules. */
 export type DatabaseConfig = Pick<Config, 'dataDir' | 'databaseUrl'>;
 
@@ -363,5 +434,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxProjectSendingRate: e.MAX_PROJECT_SENDING_RATE,
     logLevel: e.LOG_LEVEL,
     oauth: oauthClients(e),
+    uploads: uploadsConfig(e, dataDir),
   });
 }

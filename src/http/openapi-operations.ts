@@ -1,6 +1,7 @@
 import type { RouteOptions } from 'fastify';
 import { z } from 'zod';
 import { MAX_IMPORT_BYTES } from '../modules/contacts/index.js';
+import { MAX_IMAGE_BYTES } from '../modules/uploads/index.js';
 import { AuthMode } from './context.js';
 import { componentRef, ERROR_ENVELOPE, type JsonObject, LEGACY_ERROR } from './openapi-components.js';
 
@@ -110,6 +111,17 @@ export const MULTIPART_BODIES: Readonly<Record<string, JsonObject>> = {
         contentMediaType: 'text/csv',
         description: `The CSV file, at most ${MAX_IMPORT_BYTES / 1024 / 1024} MB: a header row with an \`email\` column, optional \`subscribed\`, any other columns become contact data`,
       },
+    },
+  },
+  'POST /uploads/image': {
+    type: 'object',
+    properties: {
+      image: {
+        type: 'string',
+        format: 'binary',
+        description: `The image, at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB: JPEG, PNG, GIF or WebP (detected from the bytes)`,
+      },
+      file: { type: 'string', format: 'binary', description: 'Accepted instead of `image`' },
     },
   },
 };

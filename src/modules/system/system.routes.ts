@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { OAUTH_PROVIDERS } from '../../db/schema.js';
+import { uploadsFeature } from '../uploads/index.js';
 
 // The field names are the dashboard's (SPEC: /config lists the enabled integrations). Billing has
 // no routes yet, so it is reported off whatever the environment says: a feature is advertised
@@ -13,6 +14,14 @@ const PublicConfig = z.object({
   oauthProviders: z.array(z.enum(['github', 'google'])).describe('OAuth sign-in providers configured (client id and secret both set)'),
   billingEnabled: z.boolean().describe('Stripe billing is on (STRIPE_SECRET_KEY set): checkout, portal, limits, consumption, invoices and monthly sending caps'),
   maxProjectSendingRate: z.number().nullable().describe('The highest sendingRate a project may set, in emails per second (MAX_PROJECT_SENDING_RATE); null: no cap'),
+  uploads: z
+    .object({
+      storage: z.enum(['local', 's3']).describe('Where images are stored: local disk under DATA_DIR, or an S3-compatible bucket (S3_BUCKET)'),
+      maxFileBytes: z.int().describe('Largest image one POST /uploads/image accepts'),
+      quotaBytes: z.int().describe('Storage per project (UPLOAD_QUOTA_MB)'),
+      formats: z.array(z.string()).describe('Accepted image types'),
+    })
+    .describe('Image uploads for template bodies (POST /uploads/image), always on'),
 });
 
 /** Operations endpoints without authentication: readiness and feature flags. */
@@ -44,6 +53,7 @@ export async function systemRoutes(app: FastifyInstance, deps: AppDeps): Promise
       oauthProviders: OAUTH_PROVIDERS.filter((p) => deps.config.oauth[p] !== undefined),
       billingEnabled: deps.config.billing !== undefined,
       maxProjectSendingRate: deps.config.maxProjectSendingRate ?? null,
+      uploads: uploadsFeature(deps.config),
     }),
   });
 }

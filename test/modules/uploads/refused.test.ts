@@ -32,20 +32,25 @@ async function storedFiles(): Promise<string[]> {
   }
 }
 
-async function expectNothingStored(): Promise<void> {
-  expect(await storedFiles()).toEqual([]);
+/** The stored files and the project's rows now: a refusal must leave both as they were. */
+async function snapshot(): Promise<{ files: string[]; rows: number }> {
   const rows = await t.db.db.selectFrom('uploads').select('id').where('project_id', '=', project.id).execute();
-  expect(rows).toEqual([]);
+  return { files: await storedFiles(), rows: rows.length };
+}
+
+async function expectNothingStored(before: { files: string[]; rows: number }): Promise<void> {
+  expect(await snapshot()).toEqual(before);
 }
 
 /** The 422 of a refused file: VALIDATION_ERROR with one `image` field error whose message matches. */
 async function expectRefused(bytes: Buffer, message: RegExp, opts: Parameters<typeof multipart>[1] = {}): Promise<void> {
+  const before = await snapshot();
   const res = await postImage(t.app, project, bytes, opts);
   const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
   expect(error.errors).toHaveLength(1);
   expect(error.errors[0]).toMatchObject({ field: opts.field ?? 'image', code: 'invalid_type' });
   expect(error.errors[0].message).toMatch(message);
-  await expectNothingStored();
+  await expectNothingStored(before);
 }
 
 const SVG = '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script><rect width="10" height="10"/></svg>';
@@ -107,12 +112,14 @@ describe('refused with 422 VALIDATION_ERROR, nothing stored', () => {
   });
 
   it('the image in a field named neither "image" nor "file"', async () => {
+    const before = await snapshot();
     const res = await postImage(t.app, project, await png(), { field: 'picture' });
     expect(expectEnvelope(res, 422, 'VALIDATION_ERROR').errors[0].message).toMatch(/field "image" \(or "file"\), got a file in "picture"/);
-    await expectNothingStored();
+    await expectNothingStored(before);
   });
 
   it('a multipart body without a file, and a body that is not multipart', async () => {
+    const before = await snapshot();
     const boundary = 'xyz';
     const noFile = await t.app.inject({
       method: 'POST',
@@ -123,7 +130,7 @@ describe('refused with 422 VALIDATION_ERROR, nothing stored', () => {
     expect(expectEnvelope(noFile, 422, 'VALIDATION_ERROR').errors[0].message).toMatch(/Required: an image file/);
     const json = await t.app.inject({ method: 'POST', url: '/uploads/image', headers: bearer(project.secret), payload: { image: 'x' } });
     expect(expectEnvelope(json, 422, 'VALIDATION_ERROR').errors[0].message).toMatch(/multipart\/form-data/);
-    await expectNothingStored();
+    await expectNothingStored(before);
   });
 });
 
