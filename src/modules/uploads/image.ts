@@ -139,6 +139,9 @@ export async function processImage(bytes: Buffer, field: string): Promise<Proces
       if (isPixelLimit(err)) {
         throw refuse(field, `The image is too large: more than ${MAX_PIXELS.toLocaleString('en-US')} pixels (width × height × frames); scale it down before uploading`);
       }
+      if (err instanceof Error && /timeout/i.test(err.message)) {
+        throw refuse(field, `The image took longer than ${TIMEOUT_SECONDS} s to process; upload a smaller one`);
+      }
       throw refuse(field, `The file is not a valid ${name} image (damaged or truncated): ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
     }
   });
