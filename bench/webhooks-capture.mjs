@@ -14,6 +14,7 @@
 // ~10–50 events a statement). Reports wall time, the CPU time of the PostgreSQL backend serving
 // the statements (/proc: run on the database's machine), and WAL bytes, per event. The trigger is
 // enabled again at the end. Not a test: machine-dependent.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import console from 'node:console';
@@ -59,7 +60,7 @@ await client.query(
 const cases = [
   { name: 'none', project: plain, event: 'page-view', data: () => ({ plan: 'pro' }) },
   { name: 'other', project: subscribed, event: 'page-view', data: () => ({ plan: 'pro' }) },
-  { name: 'captured', project: subscribed, event: 'email.open', data: () => ({ emailId: crypto.randomUUID() }) },
+  { name: 'captured', project: subscribed, event: 'email.open', data: () => ({ emailId: randomUUID() }) },
 ];
 
 const { rows: [{ pid }] } = await client.query('SELECT pg_backend_pid() AS pid');
