@@ -64,7 +64,7 @@ export function sniffImageFormat(bytes: Buffer): ImageFormat | undefined {
 export function describeRefused(bytes: Buffer): string {
   const head = ascii(bytes, 0, 512).replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart().toLowerCase();
   if (bytes.length === 0) return 'an empty file';
-  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype svg|<svg)/.test(head) || head.includes('<svg')) {
+  if (head.startsWith('<!doctype svg') || head.includes('<svg')) {
     return 'an SVG image (SVG can carry scripts and is not accepted)';
   }
   if (/^<!doctype html|^<html|^<head|^<body|^<script|^<!--/.test(head)) return 'an HTML document';
@@ -92,15 +92,17 @@ function isLosslessWebp(bytes: Buffer): boolean {
 let running = 0;
 const waiting: (() => void)[] = [];
 
-/** Runs `work` when fewer than MAX_CONCURRENT images are being processed. */
+/** Runs `work` when fewer than MAX_CONCURRENT images are being processed (first come, first served). */
 async function limited<T>(work: () => Promise<T>): Promise<T> {
+  // A finishing run hands its slot to the next waiter: `running` never goes over the limit.
   if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
-  running++;
+  else running++;
   try {
     return await work();
   } finally {
-    running--;
-    waiting.shift()?.();
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
   }
 }
 

@@ -78,7 +78,7 @@ const quotaExceeded = (used: number, quota: number, size: number) =>
 
 /**
  * POST /uploads/image: checks and re-encodes the image, writes it to storage and records it,
- * within the project's quota. Order (docs/uploads.md "Crash safety"): quota pre-check, pending
+ * within the project's quota. Order (docs/uploads.md "Deletion"): quota pre-check, pending
  * deletion of the key, the object written, then one transaction (the project's upload lock, the
  * pending deletion taken back, the quota checked again under the lock, the row); a refusal after
  * the write removes the object again. `field` names the form field in a 422.

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 
-/** UPLOAD_QUOTA_MB and the S3_* variables (docs/uploads.md "Configuration"). */
+/** UPLOAD_QUOTA_MB and the S3_* variables (docs/uploads.md "Configuration summary"). */
 
 const base = { DATA_DIR: '/tmp/uploads-config-test', SECRET: 's'.repeat(32) };
 const S3 = { S3_BUCKET: 'images', S3_ACCESS_KEY_ID: 'AKIA', S3_SECRET_ACCESS_KEY: 'secret' };

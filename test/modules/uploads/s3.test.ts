@@ -10,7 +10,7 @@ import { until } from '../../helpers/poll.js';
 import { createUploadTestApp, fetchFile, jpegWithMetadata, METADATA_MARKERS, png, upload, type UploadTestApp } from './helpers.js';
 
 /**
- * S3-compatible storage end to end (docs/uploads.md "S3"): a real s3rver on loopback (a local
+ * S3-compatible storage end to end (docs/uploads.md "Storage"): a real s3rver on loopback (a local
  * S3 implementation speaking the S3 REST API with signature checks), the official AWS SDK in the
  * app, a real worker for deletions. Nothing is written under DATA_DIR/uploads in this mode.
  */
