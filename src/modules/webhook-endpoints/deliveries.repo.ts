@@ -214,7 +214,7 @@ export async function listDeliveryRows(
 }
 
 /** The smallest uuid v7 of the instant `ms`: every id generated at or after it sorts above it. */
-export function uuidV7Floor(ms: number): string {
+function uuidV7Floor(ms: number): string {
   const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
 }

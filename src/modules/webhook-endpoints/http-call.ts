@@ -3,13 +3,13 @@ import https from 'node:https';
 import { bareHost, type LookupAll, pinnedLookup, type ResolvedAddress, resolveTarget } from '../../lib/ssrf.js';
 import { signatureHeader } from '../../lib/webhook-signature.js';
 
-export const USER_AGENT = 'mailplatform-webhooks/1.0 (webhook endpoint)';
+const USER_AGENT = 'mailplatform-webhooks/1.0 (webhook endpoint)';
 /** Per call, from the first byte sent to the last byte of the answer (DESIGN §9). */
 export const CALL_TIMEOUT_MS = 10_000;
 /** Read at most this much of an answer; the rest is dropped with the connection. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 /** Characters of the answer kept in the delivery log. */
-export const EXCERPT_CHARS = 1_000;
+const EXCERPT_CHARS = 1_000;
 /** Sockets per host:port, shared by the endpoints of a process (the per-endpoint call bound is the deliverer's). */
 const SOCKETS_PER_HOST = 10;
 

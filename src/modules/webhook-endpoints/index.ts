@@ -4,9 +4,8 @@
  * module calls in; the jobs call the deliverer, the sweep and the retention cleanup.
  */
 export { deleteOldDeliveries, wakeStrandedEndpoints } from './deliveries.repo.js';
-export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types.js';
 export { endpointSecretBox } from './payload.js';
-export { deliverEndpoint, type DelivererDeps, type RunSummary } from './deliver.js';
+export { deliverEndpoint, type DelivererDeps } from './deliver.js';
 
 /** Finished deliveries stay in the log this long (the `webhook-cleanup` cron job). */
 export const DELIVERY_LOG_RETENTION_DAYS = 7;

@@ -5,7 +5,7 @@ import { WEBHOOK_EVENT_DESCRIPTIONS, WEBHOOK_EVENT_TYPES } from './event-types.j
 
 /** Endpoints a project may register (docs/webhooks-outgoing.md "Limits"). */
 export const MAX_ENDPOINTS_PER_PROJECT = 20;
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 
 const eventList = WEBHOOK_EVENT_TYPES.map((t) => `\`${t}\` (${WEBHOOK_EVENT_DESCRIPTIONS[t]})`).join('; ');
 

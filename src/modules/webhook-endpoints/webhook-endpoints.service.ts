@@ -47,7 +47,7 @@ const REGISTRATION_LOOKUP_MS = 3_000;
 
 const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
 
-export function rowToEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
+function rowToEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   return {
     id: row.id,
     url: row.url,
@@ -61,7 +61,7 @@ export function rowToEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   };
 }
 
-export function rowToDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+function rowToDelivery(row: WebhookDeliveryRow): WebhookDelivery {
   return {
     id: row.id,
     eventId: row.event_id,
