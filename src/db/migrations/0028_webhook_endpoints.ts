@@ -118,7 +118,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
                 'campaignId', m.campaign_id, 'templateId', m.template_id,
                 'workflowId', x.workflow_id, 'workflowExecutionId', m.workflow_execution_id)
               || jsonb_strip_nulls(jsonb_build_object(
-                'url', e.data -> 'url',
+                'url', e.data -> 'url', 'machine', e.data -> 'machine',
                 'bounceType', e.data -> 'bounceType', 'bounceSubType', e.data -> 'bounceSubType',
                 'diagnosticCode', e.data -> 'diagnosticCode',
                 'complaintFeedbackType', e.data -> 'complaintFeedbackType', 'feedbackId', e.data -> 'feedbackId',

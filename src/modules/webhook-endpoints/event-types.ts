@@ -22,7 +22,7 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const WEBHOOK_EVENT_DESCRIPTIONS: Readonly<Record<WebhookEventType, string>> = {
   'email.sent': 'The relay accepted the email',
   'email.delivery': "The recipient's server accepted it (relay notification)",
-  'email.open': 'First open of the email (tracking pixel)',
+  'email.open': 'First open of the email (tracking pixel; data.machine when a privacy proxy fetched it)',
   'email.click': 'First click of a tracked link in the email (data.url)',
   'email.bounce': 'Hard bounce (data.bounceType, bounceSubType, diagnosticCode when the relay gave them)',
   'email.complaint': 'The recipient marked it as spam (data.complaintFeedbackType when given)',

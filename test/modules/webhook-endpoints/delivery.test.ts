@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { subscriptionUrls } from '../../../src/mail/compliance.js';
+import { subscriptionUrls, TokenPurpose } from '../../../src/mail/compliance.js';
 import { recordMilestone } from '../../../src/modules/emails/index.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { until } from '../../helpers/poll.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { api, createCampaign, seedContacts, waitForCampaign } from '../campaigns/helpers.js';
 import { addVerifiedDomain, createSendTestApp, send, type SendAnswer, type SendTestApp, waitForStatus } from '../emails/helpers.js';
+import { seedContact, seedEmail } from '../tracking/fixtures.js';
 import { createWorkflow, track, waitForExecutions } from '../workflows/engine-helpers.js';
 import { type Call, deliveriesOf, expectSigned, type Receiver, registerEndpoint, startReceiver, waitForCalls } from './helpers.js';
 
@@ -99,6 +100,7 @@ describe('email lifecycle and subscription events', () => {
     const clicked = byType(r.callsTo(all), 'email.click')[0];
     for (const c of [opened, clicked]) if (c) expectSigned(c, endpoint.secret);
     expect(opened?.json.data).toMatchObject({ emailId, contact: { id: contact.id, email: 'ada@example.com' } });
+    expect(opened?.json.data).not.toHaveProperty('machine');
     expect(clicked?.json.data).toMatchObject({ emailId, url: 'https://example.com/docs', contact: { id: contact.id } });
 
     // The relay's hard bounce (what webhooks/notifications records), then the hosted unsubscribe page.
@@ -136,6 +138,19 @@ describe('email lifecycle and subscription events', () => {
     const types = r.callsTo(all).map((c) => c.json.type);
     expect(types.sort()).toEqual(['contact.unsubscribed', 'email.bounce', 'email.click', 'email.open', 'email.sent']);
     expect((await deliveriesOf(t.db, clickEndpoint.id)).map((d) => d.event_type)).toEqual(['email.click']);
+  });
+
+  it("marks an open a privacy proxy's fetch made (machine: true)", async () => {
+    const { project } = await newProject(t.app);
+    const p = path();
+    const e = await registerEndpoint(t.app, project, `${r.url}${p}`, ['email.open']);
+    const contactId = await seedContact(t.db, project.id);
+    const { id: emailId } = await seedEmail(t.db, project.id, { contactId });
+    const res = await t.app.inject({ method: 'GET', url: `/t/o/${t.deps.tokens.sign(TokenPurpose.open, { e: emailId })}`, headers: { 'user-agent': 'Mozilla/5.0 (Barracuda link protection)' } });
+    expect(res.statusCode).toBe(200);
+    const [call] = await waitForCalls(r, p, 1);
+    if (call) expectSigned(call, e.secret);
+    expect(call?.json).toMatchObject({ type: 'email.open', data: { emailId, machine: true, contact: { id: contactId } } });
   });
 
   it('captures nothing for a disabled endpoint or a project without endpoints', async () => {
