@@ -137,52 +137,118 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       WHERE v.at IS NOT NULL
     $$`.execute(db);
 
-  // Row trigger on UPDATE: the new row's contribution minus the old row's, one upsert per bucket touched.
+  // Row trigger on UPDATE: the new row's contribution minus the old row's. Fast path (delivery,
+  // opens, clicks, notifications: milestones only newly set, all at one time): one or two
+  // single-row upserts. Anything else (a milestone moved or cleared): the generic delta query.
   await sql`
     CREATE FUNCTION analytics_email_update() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
       my_shard smallint := pg_backend_pid() % 8;
-      ds integer; dd integer; dopen integer; dc integer; db integer; dx integer;
+      h_old timestamptz := analytics_human_opened_at(OLD.opened_at, OLD.human_opened_at);
+      h_new timestamptz := analytics_human_opened_at(NEW.opened_at, NEW.human_opened_at);
+      -- 1 when the milestone went from NULL to a time in this update.
+      ns int := (OLD.sent_at IS NULL AND NEW.sent_at IS NOT NULL)::int;
+      nd int := (OLD.delivered_at IS NULL AND NEW.delivered_at IS NOT NULL)::int;
+      nh int := (h_old IS NULL AND h_new IS NOT NULL)::int;
+      na int := (OLD.opened_at IS NULL AND NEW.opened_at IS NOT NULL)::int;
+      nc int := (OLD.clicked_at IS NULL AND NEW.clicked_at IS NOT NULL)::int;
+      nb int := (OLD.bounced_at IS NULL AND NEW.bounced_at IS NOT NULL)::int;
+      nx int := (OLD.complained_at IS NULL AND NEW.complained_at IS NOT NULL)::int;
+      t timestamptz;
+      b timestamptz;
+      c timestamptz;
+      sd int; so int; sc int; sb int; sx int;
+      ds integer; dd integer; dopen integer; dc integer; dbn integer; dx integer;
     BEGIN
-      INSERT INTO analytics_email_counts AS t (project_id, bucket, shard, sent, delivered, opened, opened_any, clicked, bounced,
-                                               complained, sent_delivered, sent_opened, sent_clicked, sent_bounced, sent_complained)
-      SELECT NEW.project_id, r.bucket, my_shard, sum(r.sent), sum(r.delivered), sum(r.opened), sum(r.opened_any), sum(r.clicked),
-             sum(r.bounced), sum(r.complained), sum(r.sent_delivered), sum(r.sent_opened), sum(r.sent_clicked), sum(r.sent_bounced),
-             sum(r.sent_complained)
-      FROM (
-        SELECT * FROM analytics_email_rows(1, NEW.sent_at, NEW.delivered_at, NEW.opened_at, NEW.human_opened_at, NEW.clicked_at,
-                                           NEW.bounced_at, NEW.complained_at)
-        UNION ALL
-        SELECT * FROM analytics_email_rows(-1, OLD.sent_at, OLD.delivered_at, OLD.opened_at, OLD.human_opened_at, OLD.clicked_at,
-                                           OLD.bounced_at, OLD.complained_at)
-      ) r
-      GROUP BY r.bucket
-      HAVING (sum(r.sent) <> 0 OR sum(r.delivered) <> 0 OR sum(r.opened) <> 0 OR sum(r.opened_any) <> 0 OR sum(r.clicked) <> 0
-              OR sum(r.bounced) <> 0 OR sum(r.complained) <> 0 OR sum(r.sent_delivered) <> 0 OR sum(r.sent_opened) <> 0
-              OR sum(r.sent_clicked) <> 0 OR sum(r.sent_bounced) <> 0 OR sum(r.sent_complained) <> 0)
-      ORDER BY r.bucket
-      ON CONFLICT (project_id, bucket, shard) DO UPDATE SET
-        sent = t.sent + excluded.sent, delivered = t.delivered + excluded.delivered, opened = t.opened + excluded.opened,
-        opened_any = t.opened_any + excluded.opened_any, clicked = t.clicked + excluded.clicked,
-        bounced = t.bounced + excluded.bounced, complained = t.complained + excluded.complained,
-        sent_delivered = t.sent_delivered + excluded.sent_delivered, sent_opened = t.sent_opened + excluded.sent_opened,
-        sent_clicked = t.sent_clicked + excluded.sent_clicked, sent_bounced = t.sent_bounced + excluded.sent_bounced,
-        sent_complained = t.sent_complained + excluded.sent_complained;
+      t := coalesce(CASE WHEN ns = 1 THEN NEW.sent_at END, CASE WHEN nd = 1 THEN NEW.delivered_at END, CASE WHEN nh = 1 THEN h_new END,
+                    CASE WHEN na = 1 THEN NEW.opened_at END, CASE WHEN nc = 1 THEN NEW.clicked_at END,
+                    CASE WHEN nb = 1 THEN NEW.bounced_at END, CASE WHEN nx = 1 THEN NEW.complained_at END);
+      b := analytics_bucket(t);
+      IF t IS NOT NULL
+         AND (ns = 1 OR NEW.sent_at IS NOT DISTINCT FROM OLD.sent_at) AND (nd = 1 OR NEW.delivered_at IS NOT DISTINCT FROM OLD.delivered_at)
+         AND (nh = 1 OR h_new IS NOT DISTINCT FROM h_old) AND (na = 1 OR NEW.opened_at IS NOT DISTINCT FROM OLD.opened_at)
+         AND (nc = 1 OR NEW.clicked_at IS NOT DISTINCT FROM OLD.clicked_at) AND (nb = 1 OR NEW.bounced_at IS NOT DISTINCT FROM OLD.bounced_at)
+         AND (nx = 1 OR NEW.complained_at IS NOT DISTINCT FROM OLD.complained_at)
+         AND (ns = 0 OR analytics_bucket(NEW.sent_at) = b) AND (nd = 0 OR analytics_bucket(NEW.delivered_at) = b)
+         AND (nh = 0 OR analytics_bucket(h_new) = b) AND (na = 0 OR analytics_bucket(NEW.opened_at) = b)
+         AND (nc = 0 OR analytics_bucket(NEW.clicked_at) = b) AND (nb = 0 OR analytics_bucket(NEW.bounced_at) = b)
+         AND (nx = 0 OR analytics_bucket(NEW.complained_at) = b)
+      THEN
+        -- Of the email's sending bucket: every milestone it has when it is newly sent, else the new ones.
+        IF NEW.sent_at IS NULL THEN
+          sd := 0; so := 0; sc := 0; sb := 0; sx := 0;
+        ELSIF ns = 1 THEN
+          sd := (NEW.delivered_at IS NOT NULL)::int; so := (h_new IS NOT NULL)::int; sc := (NEW.clicked_at IS NOT NULL)::int;
+          sb := (NEW.bounced_at IS NOT NULL)::int; sx := (NEW.complained_at IS NOT NULL)::int;
+        ELSE
+          sd := nd; so := nh; sc := nc; sb := nb; sx := nx;
+        END IF;
+        c := analytics_bucket(NEW.sent_at);
+        IF c IS NOT DISTINCT FROM b OR (sd + so + sc + sb + sx) = 0 THEN
+          IF c IS DISTINCT FROM b THEN sd := 0; so := 0; sc := 0; sb := 0; sx := 0; END IF;
+          INSERT INTO analytics_email_counts AS x (project_id, bucket, shard, sent, delivered, opened, opened_any, clicked, bounced, complained,
+                                                   sent_delivered, sent_opened, sent_clicked, sent_bounced, sent_complained)
+          VALUES (NEW.project_id, b, my_shard, ns, nd, nh, na, nc, nb, nx, sd, so, sc, sb, sx)
+          ON CONFLICT (project_id, bucket, shard) DO UPDATE SET
+            sent = x.sent + excluded.sent, delivered = x.delivered + excluded.delivered, opened = x.opened + excluded.opened,
+            opened_any = x.opened_any + excluded.opened_any, clicked = x.clicked + excluded.clicked, bounced = x.bounced + excluded.bounced,
+            complained = x.complained + excluded.complained, sent_delivered = x.sent_delivered + excluded.sent_delivered,
+            sent_opened = x.sent_opened + excluded.sent_opened, sent_clicked = x.sent_clicked + excluded.sent_clicked,
+            sent_bounced = x.sent_bounced + excluded.sent_bounced, sent_complained = x.sent_complained + excluded.sent_complained;
+        ELSE
+          -- Two buckets (ordered, as every writer of this table does): the event's and the sending's.
+          INSERT INTO analytics_email_counts AS x (project_id, bucket, shard, sent, delivered, opened, opened_any, clicked, bounced, complained,
+                                                   sent_delivered, sent_opened, sent_clicked, sent_bounced, sent_complained)
+          VALUES (NEW.project_id, b, my_shard, ns, nd, nh, na, nc, nb, nx, 0, 0, 0, 0, 0),
+                 (NEW.project_id, c, my_shard, 0, 0, 0, 0, 0, 0, 0, sd, so, sc, sb, sx)
+          ORDER BY 2
+          ON CONFLICT (project_id, bucket, shard) DO UPDATE SET
+            sent = x.sent + excluded.sent, delivered = x.delivered + excluded.delivered, opened = x.opened + excluded.opened,
+            opened_any = x.opened_any + excluded.opened_any, clicked = x.clicked + excluded.clicked, bounced = x.bounced + excluded.bounced,
+            complained = x.complained + excluded.complained, sent_delivered = x.sent_delivered + excluded.sent_delivered,
+            sent_opened = x.sent_opened + excluded.sent_opened, sent_clicked = x.sent_clicked + excluded.sent_clicked,
+            sent_bounced = x.sent_bounced + excluded.sent_bounced, sent_complained = x.sent_complained + excluded.sent_complained;
+        END IF;
+      ELSE
+        INSERT INTO analytics_email_counts AS x (project_id, bucket, shard, sent, delivered, opened, opened_any, clicked, bounced,
+                                                 complained, sent_delivered, sent_opened, sent_clicked, sent_bounced, sent_complained)
+        SELECT NEW.project_id, r.bucket, my_shard, sum(r.sent), sum(r.delivered), sum(r.opened), sum(r.opened_any), sum(r.clicked),
+               sum(r.bounced), sum(r.complained), sum(r.sent_delivered), sum(r.sent_opened), sum(r.sent_clicked), sum(r.sent_bounced),
+               sum(r.sent_complained)
+        FROM (
+          SELECT * FROM analytics_email_rows(1, NEW.sent_at, NEW.delivered_at, NEW.opened_at, NEW.human_opened_at, NEW.clicked_at,
+                                             NEW.bounced_at, NEW.complained_at)
+          UNION ALL
+          SELECT * FROM analytics_email_rows(-1, OLD.sent_at, OLD.delivered_at, OLD.opened_at, OLD.human_opened_at, OLD.clicked_at,
+                                             OLD.bounced_at, OLD.complained_at)
+        ) r
+        GROUP BY r.bucket
+        HAVING (sum(r.sent) <> 0 OR sum(r.delivered) <> 0 OR sum(r.opened) <> 0 OR sum(r.opened_any) <> 0 OR sum(r.clicked) <> 0
+                OR sum(r.bounced) <> 0 OR sum(r.complained) <> 0 OR sum(r.sent_delivered) <> 0 OR sum(r.sent_opened) <> 0
+                OR sum(r.sent_clicked) <> 0 OR sum(r.sent_bounced) <> 0 OR sum(r.sent_complained) <> 0)
+        ORDER BY r.bucket
+        ON CONFLICT (project_id, bucket, shard) DO UPDATE SET
+          sent = x.sent + excluded.sent, delivered = x.delivered + excluded.delivered, opened = x.opened + excluded.opened,
+          opened_any = x.opened_any + excluded.opened_any, clicked = x.clicked + excluded.clicked,
+          bounced = x.bounced + excluded.bounced, complained = x.complained + excluded.complained,
+          sent_delivered = x.sent_delivered + excluded.sent_delivered, sent_opened = x.sent_opened + excluded.sent_opened,
+          sent_clicked = x.sent_clicked + excluded.sent_clicked, sent_bounced = x.sent_bounced + excluded.sent_bounced,
+          sent_complained = x.sent_complained + excluded.sent_complained;
+      END IF;
 
       IF NEW.campaign_id IS NOT NULL AND NEW.campaign_id IS NOT DISTINCT FROM OLD.campaign_id THEN
         ds := (NEW.sent_at IS NOT NULL)::int - (OLD.sent_at IS NOT NULL)::int;
         dd := (NEW.delivered_at IS NOT NULL)::int - (OLD.delivered_at IS NOT NULL)::int;
-        dopen := (analytics_human_opened_at(NEW.opened_at, NEW.human_opened_at) IS NOT NULL)::int
-               - (analytics_human_opened_at(OLD.opened_at, OLD.human_opened_at) IS NOT NULL)::int;
+        dopen := (h_new IS NOT NULL)::int - (h_old IS NOT NULL)::int;
         dc := (NEW.clicked_at IS NOT NULL)::int - (OLD.clicked_at IS NOT NULL)::int;
-        db := (NEW.bounced_at IS NOT NULL)::int - (OLD.bounced_at IS NOT NULL)::int;
+        dbn := (NEW.bounced_at IS NOT NULL)::int - (OLD.bounced_at IS NOT NULL)::int;
         dx := (NEW.complained_at IS NOT NULL)::int - (OLD.complained_at IS NOT NULL)::int;
-        IF ds <> 0 OR dd <> 0 OR dopen <> 0 OR dc <> 0 OR db <> 0 OR dx <> 0 THEN
-          INSERT INTO analytics_campaign_counts AS t (project_id, campaign_id, shard, sent, delivered, opened, clicked, bounced, complained)
-          VALUES (NEW.project_id, NEW.campaign_id, my_shard, ds, dd, dopen, dc, db, dx)
+        IF ds <> 0 OR dd <> 0 OR dopen <> 0 OR dc <> 0 OR dbn <> 0 OR dx <> 0 THEN
+          INSERT INTO analytics_campaign_counts AS x (project_id, campaign_id, shard, sent, delivered, opened, clicked, bounced, complained)
+          VALUES (NEW.project_id, NEW.campaign_id, my_shard, ds, dd, dopen, dc, dbn, dx)
           ON CONFLICT (project_id, campaign_id, shard) DO UPDATE SET
-            sent = t.sent + excluded.sent, delivered = t.delivered + excluded.delivered, opened = t.opened + excluded.opened,
-            clicked = t.clicked + excluded.clicked, bounced = t.bounced + excluded.bounced, complained = t.complained + excluded.complained;
+            sent = x.sent + excluded.sent, delivered = x.delivered + excluded.delivered, opened = x.opened + excluded.opened,
+            clicked = x.clicked + excluded.clicked, bounced = x.bounced + excluded.bounced, complained = x.complained + excluded.complained;
         END IF;
       END IF;
       RETURN NULL;
@@ -194,6 +260,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     DECLARE
       my_shard smallint := pg_backend_pid() % 8;
     BEGIN
+      -- Every send path inserts PENDING rows: nothing to count, leave at once.
+      IF NOT EXISTS (SELECT 1 FROM new_emails n WHERE n.project_id IS NOT NULL AND (n.sent_at IS NOT NULL OR n.delivered_at IS NOT NULL
+                     OR n.opened_at IS NOT NULL OR n.clicked_at IS NOT NULL OR n.bounced_at IS NOT NULL OR n.complained_at IS NOT NULL)) THEN
+        RETURN NULL;
+      END IF;
       INSERT INTO analytics_email_counts AS t (project_id, bucket, shard, sent, delivered, opened, opened_any, clicked, bounced,
                                                complained, sent_delivered, sent_opened, sent_clicked, sent_bounced, sent_complained)
       SELECT n.project_id, r.bucket, my_shard, sum(r.sent), sum(r.delivered), sum(r.opened), sum(r.opened_any), sum(r.clicked),
@@ -235,6 +306,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     DECLARE
       my_shard smallint := pg_backend_pid() % 8;
     BEGIN
+      -- The delivery path inserts one email.* event per milestone: nothing to count, leave at once.
+      IF NOT EXISTS (SELECT 1 FROM new_events e WHERE NOT analytics_is_system_event(e.name)) THEN
+        RETURN NULL;
+      END IF;
       WITH counted AS MATERIALIZED (
         SELECT e.project_id, analytics_bucket(e.created_at) AS bucket, e.name, count(*)::int AS n
         FROM new_events e

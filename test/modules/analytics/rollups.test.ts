@@ -56,12 +56,18 @@ async function workload(p: TestProject): Promise<void> {
     { contactId: old },
     { contactId: old },
     { sent: new Date(), contactId: old },
+    { contactId: old },
   ]);
-  const [opened, bounced, , pending1, pending2, fresh] = ids as [string, string, string, string, string, string];
+  const [opened, bounced, , pending1, pending2, fresh, pending3] = ids as [string, string, string, string, string, string, string];
   await t.db.db.updateTable('emails').set({ sent_at: sql`now()`, status: 'SENT' }).where('id', '=', pending1).execute();
   await t.db.db.updateTable('emails').set({ sent_at: new Date('2025-03-05T10:00:00Z'), delivered_at: new Date('2025-03-05T10:01:00Z') }).where('id', '=', pending2).execute();
   await t.db.db.updateTable('emails').set({ sent_at: new Date('2025-03-06T10:00:00Z') }).where('id', '=', pending2).execute(); // moved
   await t.db.db.updateTable('emails').set({ bounced_at: null }).where('id', '=', bounced).execute(); // cleared
+  await t.db.db // several milestones at once, in different buckets
+    .updateTable('emails')
+    .set({ sent_at: new Date('2025-03-07T10:00:00Z'), delivered_at: new Date('2025-03-07T10:20:00Z'), bounced_at: new Date('2025-03-08T00:00:00Z') })
+    .where('id', '=', pending3)
+    .execute();
   await t.db.db.updateTable('emails').set({ complained_at: new Date('2025-03-03T00:00:00Z') }).where('id', '=', opened).execute();
   // Opens and clicks through tracking: a machine, a person, a click.
   const openUrl = (e: string) => `/t/o/${t.deps.tokens.sign(TokenPurpose.open, { e })}`;
