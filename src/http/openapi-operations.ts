@@ -82,6 +82,8 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly number[]>> = {
   'PATCH /projects/:id/members/:userId': [409],
   'DELETE /projects/:id/members/:userId': [409],
   'PATCH /contacts/:id': [409],
+  // segmentId of no segment of the project (docs/export.md).
+  'GET /contacts/export': [404],
   'POST /domains': [409],
   'GET /domains/:id/verify': [409],
   'PATCH /segments/:id': [409],
