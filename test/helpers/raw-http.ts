@@ -73,3 +73,55 @@ export function requestHead(method: string, path: string, headers: Record<string
   const lines = Object.entries({ host: '127.0.0.1', ...headers, 'content-length': String(length) }).map(([k, v]) => `${k}: ${v}`);
   return `${method} ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`;
 }
+
+/**
+ * Streams an endless chunked multipart upload on a raw socket, as fast as the server reads it,
+ * until the server answers or closes, or `maxBytes` are sent. Returns the answer's status (0:
+ * none) and how many file bytes went out: a server that stops reading at its limit answers
+ * long before `maxBytes`. The socket is always closed before this resolves.
+ */
+export function floodUpload(
+  port: number,
+  secret: string,
+  maxBytes: number,
+  target: { path: string; field: string; filename: string } = { path: '/uploads/image', field: 'image', filename: 'big.png' },
+): Promise<{ status: number; sent: number; connectionClose: boolean }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const boundary = 'flood';
+    const chunk = Buffer.alloc(256 * 1024, 0x41);
+    let sent = 0;
+    let received = Buffer.alloc(0);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      socket.destroy();
+      const text = received.toString('latin1');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), sent, connectionClose: /\r\nconnection: close\r\n/i.test(text) });
+    };
+    const frame = (data: Buffer) => Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
+    // One write per turn of the event loop: an answer that arrived is read before the next write
+    // (a write refused by the closed server socket would destroy this one, unread answer included).
+    const pump = () => {
+      if (done || sent >= maxBytes) return;
+      sent += chunk.length;
+      if (socket.write(frame(chunk))) setImmediate(pump);
+      else socket.once('drain', pump);
+    };
+    socket.once('connect', () => {
+      socket.write(
+        `POST ${target.path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${secret}\r\n` +
+          `content-type: multipart/form-data; boundary=${boundary}\r\ntransfer-encoding: chunked\r\n\r\n`,
+      );
+      socket.write(frame(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${target.field}"; filename="${target.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`)));
+      pump();
+    });
+    socket.on('data', (data: Buffer) => {
+      received = Buffer.concat([received, data]);
+      if (received.includes('\r\n\r\n')) finish();
+    });
+    socket.on('error', () => undefined); // a reset once the server stopped reading: `close` decides
+    socket.once('close', finish);
+  });
+}

@@ -47,10 +47,12 @@ export async function contactJobsRoutes(app: FastifyInstance, deps: AppDeps): Pr
       getJobStatus(deps.db, { projectId: projectIdOf(request), jobId: request.params.jobId, kinds: [JobKind.import] }),
   });
 
-  // Multipart parsing exists only in this scope, for this one route.
+  // Multipart parsing exists only in this scope, for this one route. Busboy's `fileSize` is one
+  // byte over the limit on purpose: the receipt refuses that byte and closes the connection,
+  // whereas at its own limit busboy only stops passing bytes on and reads the request to its end.
   await app.register(async (scope) => {
     await scope.register(fastifyMultipart, {
-      limits: { fileSize: MAX_IMPORT_BYTES, files: 1, fields: 10, parts: 20, headerPairs: 100 },
+      limits: { fileSize: MAX_IMPORT_BYTES + 1, files: 1, fields: 10, parts: 20, headerPairs: 100 },
     });
     scope.withTypeProvider<ZodTypeProvider>().post('/contacts/import', {
       schema: {

@@ -19,8 +19,10 @@ const CHUNK_BYTES = 256 * 1024;
 /** How much of the start of a file is checked for being CSV text. */
 const SNIFF_BYTES = 64 * 1024;
 
+/** 413, and the connection closed after the answer: the rest of the upload is never read. */
 export const tooLarge = () =>
   new ApiError(413, ErrorCode.PAYLOAD_TOO_LARGE, `The file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MB`, {
+    headers: { connection: 'close' },
     suggestion: 'Split the CSV into files of at most 5 MB and import them one after another',
   });
 

@@ -8,6 +8,7 @@ import { bearer, newProject, type TestProject } from '../../helpers/accounts.js'
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
 import { sleep } from '../../helpers/process.js';
+import { floodUpload } from '../../helpers/raw-http.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -137,6 +138,19 @@ describe('POST /contacts/import', () => {
     // Just over: the multipart file limit stops the stream, the upload's transaction rolls back.
     const just = await upload(project, [{ name: 'file', filename: 'just.csv', content: over(5 * 1024 * 1024 + 10) }]);
     expect(expectEnvelope(just, 413, 'PAYLOAD_TOO_LARGE').message).toMatch(/5 MB/);
+    expect(await storedOf(project.id)).toEqual({ jobs: [], chunks: [] });
+  });
+
+  it('cuts a chunked upload (no Content-Length) off at 5 MB: 413 while the client is still sending, the connection closed', async () => {
+    const { project } = await newProject(t.app);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const address = t.app.server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const result = await floodUpload(port, project.secret, 100 * 1024 * 1024, { path: '/contacts/import', field: 'file', filename: 'big.csv' });
+    expect(result.status).toBe(413);
+    expect(result.connectionClose).toBe(true);
+    // The server read ~5 MB; loopback socket buffers hold a few MB more.
+    expect(result.sent).toBeLessThan(30 * 1024 * 1024);
     expect(await storedOf(project.id)).toEqual({ jobs: [], chunks: [] });
   });
 

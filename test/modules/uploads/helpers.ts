@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -142,49 +141,3 @@ export async function animation(format: 'gif' | 'webp'): Promise<Buffer> {
   return (format === 'gif' ? joined.gif({ delay: [100, 200, 300], loop: 0 }) : joined.webp({ delay: [100, 200, 300], loop: 0 })).toBuffer();
 }
 
-/**
- * Streams an endless chunked multipart upload on a raw socket, as fast as the server reads it,
- * until the server answers or closes, or `maxBytes` are sent. Returns the answer's status (0:
- * none) and how many file bytes went out: a server that stops reading at its limit answers
- * long before `maxBytes`. The socket is always closed before this resolves.
- */
-export function floodUpload(port: number, secret: string, maxBytes: number): Promise<{ status: number; sent: number; connectionClose: boolean }> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const boundary = 'flood';
-    const chunk = Buffer.alloc(256 * 1024, 0x41);
-    let sent = 0;
-    let received = Buffer.alloc(0);
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      socket.destroy();
-      const text = received.toString('latin1');
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), sent, connectionClose: /\r\nconnection: close\r\n/i.test(text) });
-    };
-    const frame = (data: Buffer) => Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
-    // One write per turn of the event loop: an answer that arrived is read before the next write
-    // (a write refused by the closed server socket would destroy this one, unread answer included).
-    const pump = () => {
-      if (done || sent >= maxBytes) return;
-      sent += chunk.length;
-      if (socket.write(frame(chunk))) setImmediate(pump);
-      else socket.once('drain', pump);
-    };
-    socket.once('connect', () => {
-      socket.write(
-        `POST /uploads/image HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${secret}\r\n` +
-          `content-type: multipart/form-data; boundary=${boundary}\r\ntransfer-encoding: chunked\r\n\r\n`,
-      );
-      socket.write(frame(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`)));
-      pump();
-    });
-    socket.on('data', (data: Buffer) => {
-      received = Buffer.concat([received, data]);
-      if (received.includes('\r\n\r\n')) finish();
-    });
-    socket.on('error', () => undefined); // a reset once the server stopped reading: `close` decides
-    socket.once('close', finish);
-  });
-}

@@ -5,7 +5,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { expectEnvelope } from '../../helpers/envelope.js';
-import { createUploadTestApp, floodUpload, jpeg, multipart, noise, png, postImage, type UploadTestApp } from './helpers.js';
+import { floodUpload } from '../../helpers/raw-http.js';
+import { createUploadTestApp, jpeg, multipart, noise, png, postImage, type UploadTestApp } from './helpers.js';
 
 /**
  * What POST /uploads/image refuses (docs/uploads.md "Formats", "Limits"): everything but JPEG,
