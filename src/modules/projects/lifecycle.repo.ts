@@ -46,7 +46,7 @@ export async function deleteProjectJobs(trx: Transaction<Database>, projectId: s
 /**
  * What a reset deletes, children before parents: one set-based DELETE per table by `project_id`
  * (every tenant table has it, in an index leading on it). Kept: the project row, its keys,
- * memberships, invitations, domains, suppressions (a reset must not clear the addresses that
+ * memberships, invitations, domains, outgoing webhook endpoints, suppressions (a reset must not clear the addresses that
  * bounced or complained), the deliverability history and billing.
  */
 const WIPED: readonly { table: string; where?: (p: string) => ReturnType<typeof sql> }[] = [
@@ -55,9 +55,8 @@ const WIPED: readonly { table: string; where?: (p: string) => ReturnType<typeof 
   { table: 'analytics_email_counts' },
   { table: 'analytics_event_counts' },
   { table: 'analytics_event_daily' },
-  // Outgoing webhook endpoints and their delivery log (migration 0028).
+  // The outgoing webhooks' delivery log (migration 0028); the endpoints are settings, kept.
   { table: 'webhook_deliveries' },
-  { table: 'webhook_endpoints' },
   { table: 'workflow_event_queue' },
   { table: 'workflow_step_executions' },
   { table: 'workflow_enrolments' },

@@ -9,8 +9,8 @@ import { createSendTestApp, type SendTestApp } from '../emails/helpers.js';
 import { deliveriesOf, registerEndpoint } from './helpers.js';
 
 /**
- * What becomes of endpoints and deliveries around them: a project reset or deletion leaves
- * nothing behind (rows and queued jobs), the log's retention, the sweep. No worker runs on this
+ * What becomes of endpoints and deliveries around them: a project reset keeps the endpoints
+ * and removes their deliveries and queued jobs, a deletion leaves nothing behind, the log's retention, the sweep. No worker runs on this
  * file's database, so the jobs the capture queues stay visible.
  */
 
@@ -62,13 +62,16 @@ describe('capture', () => {
 });
 
 describe('project reset and deletion', () => {
-  it('a reset removes the endpoints, their deliveries and their queued jobs; another project keeps its own', async () => {
+  it('a reset keeps the endpoints (settings) but removes their deliveries and queued jobs; another project keeps its own', async () => {
     const a = await projectWithDeliveries();
     const b = await projectWithDeliveries();
     expect(await leftOf(a.project.id)).toEqual({ endpoints: 1, deliveries: 3, jobs: 1 });
     const res = await t.app.inject({ method: 'POST', url: `/users/@me/projects/${a.project.id}/reset`, headers: { cookie: a.user.cookie }, payload: { confirm: a.project.name } });
     expect(res.statusCode, res.body).toBe(200);
-    expect(await leftOf(a.project.id)).toEqual({ endpoints: 0, deliveries: 0, jobs: 0 });
+    expect(await leftOf(a.project.id)).toEqual({ endpoints: 1, deliveries: 0, jobs: 0 });
+    // The kept endpoint goes on capturing.
+    await unsubscribeEvents(a.project.id, 1);
+    expect(await leftOf(a.project.id)).toEqual({ endpoints: 1, deliveries: 1, jobs: 1 });
     expect(await leftOf(b.project.id)).toEqual({ endpoints: 1, deliveries: 3, jobs: 1 });
   });
 
