@@ -5,13 +5,14 @@
 //        [--events 5000000] [--emails 2000000] [--campaigns 100] [--workflow-runs 100000] [--days 365]
 //
 // Connection URL: --url, else $DATABASE_URL, else the running server's $DATA_DIR/postgres.url
-// (DATA_DIR defaults to /tmp/bench-insight). Without --project a new project is created and its
+// (DATA_DIR defaults to /tmp/bench-insight). Run that server with ROLE=api while seeding, so that no
+// worker acts on the rows (the SCHEDULED campaigns and waiting steps are due only later). Without --project a new project is created and its
 // secret key printed (`project <uuid>` / `secret sk_…` lines, for the benchmark scripts to parse).
 //
 // What it writes (every timestamp within the last --days, reproducible: random() is seeded):
 // - contacts: bench/seed-contacts.mjs (10 % unsubscribed, each with a `contact.unsubscribed` event);
 // - 10 templates; --campaigns campaigns: 90 % SENT at spread times, 5 % SCHEDULED in the next 30
-//   days, the rest DRAFT and one SENDING;
+//   days, the rest DRAFT (none SENDING: a worker would resume it and mail the whole audience);
 // - --emails emails: 75 % campaign mail (an even share per SENT campaign, delivered over the hour
 //   after its send, one per contact and campaign), 25 % /v1/send mail at random times. Milestones:
 //   all sent, 96 % delivered, 2 % bounced, 35 % of the delivered opened within two days (20 % of
@@ -109,13 +110,13 @@ try {
            CASE WHEN g <= 3 THEN 'TRANSACTIONAL' ELSE 'MARKETING' END
     FROM generate_series(1, 10) g`, [projectId]);
 
-  // Campaign k (1-based): the first 90 % SENT at spread times, then SCHEDULED, then DRAFT, the last SENDING.
+  // Campaign k (1-based): the first 90 % SENT at spread times, then SCHEDULED, then DRAFT.
   const sentCampaigns = Math.max(1, Math.floor(campaignCount * 0.9));
   const scheduled = Math.max(1, Math.floor(campaignCount * 0.05));
   await step('campaigns', `
     INSERT INTO campaigns (project_id, name, subject, body, from_email, status, scheduled_for, sent_at, total_recipients, created_at, updated_at)
     SELECT $1, 'Campaign ' || g, 'News #' || g, '<p>Issue ' || g || '</p>', 'news@bench.example',
-      CASE WHEN g <= $2 THEN 'SENT' WHEN g <= $2 + $3 THEN 'SCHEDULED' WHEN g < $4 THEN 'DRAFT' ELSE 'SENDING' END,
+      CASE WHEN g <= $2 THEN 'SENT' WHEN g <= $2 + $3 THEN 'SCHEDULED' ELSE 'DRAFT' END,
       CASE WHEN g > $2 AND g <= $2 + $3 THEN now() + (g - $2) * interval '1 day' * 30 / $3 END,
       CASE WHEN g <= $2 THEN now() - make_interval(days => $5) * ($2 - g + 1) / ($2 + 1) END,
       0,
