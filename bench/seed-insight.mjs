@@ -5,9 +5,10 @@
 //        [--events 5000000] [--emails 2000000] [--campaigns 100] [--workflow-runs 100000] [--days 365]
 //
 // Connection URL: --url, else $DATABASE_URL, else the running server's $DATA_DIR/postgres.url
-// (DATA_DIR defaults to /tmp/bench-insight). Run that server with ROLE=api while seeding, so that no
-// worker acts on the rows (the SCHEDULED campaigns and waiting steps are due only later). Without --project a new project is created and its
-// secret key printed (`project <uuid>` / `secret sk_…` lines, for the benchmark scripts to parse).
+// (DATA_DIR defaults to /tmp/bench-insight). Run that server with ROLE=api while seeding, so that
+// no worker acts on the rows (the SCHEDULED campaigns and waiting steps are due only later).
+// Without --project a new project is created and its secret key printed (`project <uuid>` /
+// `secret sk_…` lines, for the benchmark scripts to parse).
 //
 // What it writes (every timestamp within the last --days, reproducible: random() is seeded):
 // - contacts: bench/seed-contacts.mjs (10 % unsubscribed, each with a `contact.unsubscribed` event);
