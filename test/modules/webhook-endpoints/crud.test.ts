@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uuidV7 } from '../../../src/lib/uuid.js';
 import { endpointSecretBox } from '../../../src/modules/webhook-endpoints/index.js';
 import { MAX_ENDPOINTS_PER_PROJECT } from '../../../src/modules/webhook-endpoints/webhook-endpoints.schema.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
@@ -215,10 +216,13 @@ describe('GET /webhook-endpoints/:id/deliveries', () => {
     const { project } = await newProject(t.app);
     const e = await create(project);
     const ids: string[] = [];
+    // Ids a millisecond apart: the log is in id order, and ids of one millisecond are in no order.
+    const first = Date.now();
     for (let i = 0; i < 5; i++) {
       const row = await t.db.db
         .insertInto('webhook_deliveries')
         .values({
+          id: uuidV7(first + i),
           project_id: project.id,
           endpoint_id: e.id,
           event_id: randomUUID(),
