@@ -1,15 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
-import { bareHost, type LookupAll, pinnedLookup, type ResolvedAddress, resolveTarget } from '../../lib/ssrf.js';
+import { readExcerpt, requestTarget, statusError } from '../../lib/outgoing-http.js';
+import { bareHost, type LookupAll, type ResolvedAddress, resolveTarget } from '../../lib/ssrf.js';
 import { signatureHeader } from '../../lib/webhook-signature.js';
 
 const USER_AGENT = 'mailplatform-webhooks/1.0 (webhook endpoint)';
 /** Per call, from the first byte sent to the last byte of the answer (DESIGN §9). */
 export const CALL_TIMEOUT_MS = 10_000;
-/** Read at most this much of an answer; the rest is dropped with the connection. */
-const MAX_RESPONSE_BYTES = 64 * 1024;
-/** Characters of the answer kept in the delivery log. */
-const EXCERPT_CHARS = 1_000;
 /** Sockets per host:port, shared by the endpoints of a process (the per-endpoint call bound is the deliverer's). */
 const SOCKETS_PER_HOST = 10;
 
@@ -24,32 +21,13 @@ export interface CallOutcome {
   /** 2xx. */
   ok: boolean;
   statusCode: number | null;
-  /** At most EXCERPT_CHARS characters of the answer; null without one. */
+  /** The start of the answer (readExcerpt: at most 1,000 characters); null without one. */
   excerpt: string | null;
   /** Why it failed; null on success. */
   error: string | null;
   durationMs: number;
   /** Cut short by a worker shutdown (not the endpoint's fault): the caller tries it again later. */
   interrupted: boolean;
-}
-
-/** The URL without its credentials, to show in logs and emails. */
-export function safeUrl(url: string): string {
-  try {
-    const copy = new URL(url);
-    copy.username = '';
-    copy.password = '';
-    return copy.href;
-  } catch {
-    return url;
-  }
-}
-
-function excerptOf(chunks: Buffer[]): string {
-  const text = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
-  if (text.length <= EXCERPT_CHARS) return text;
-  const cut = text.slice(0, EXCERPT_CHARS);
-  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
 /**
@@ -123,39 +101,13 @@ export function postSigned(p: SignedPost): Promise<CallOutcome> {
       resolve(outcome({ ok: false, statusCode: null, excerpt: null, error }));
     };
     const req = (secure ? https : http).request(
-      {
-        protocol: url.protocol,
-        host: bareHost(url.hostname),
-        port: url.port || (secure ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers,
-        auth: url.username || url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined,
-        agent: secure ? agents.https : agents.http,
-        lookup: pinnedLookup(p.address),
-        signal,
-      },
+      { ...requestTarget(url, p.address), method: 'POST', headers, agent: secure ? agents.https : agents.http, signal },
       (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const done = () => {
-          const status = res.statusCode ?? 0;
-          const ok = status >= 200 && status < 300;
-          const error = ok ? null : status >= 300 && status < 400 ? `HTTP ${status}: redirects are not followed` : `HTTP ${status}`;
-          resolve(outcome({ ok, statusCode: status, excerpt: excerptOf(chunks), error }));
-        };
-        res.on('data', (chunk: Buffer) => {
-          if (size >= MAX_RESPONSE_BYTES) return;
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size >= MAX_RESPONSE_BYTES) {
-            done();
-            res.destroy();
-          }
-        });
-        res.on('end', done);
-        res.on('error', fail);
-        res.on('close', () => fail(new Error('the connection closed before the answer ended')));
+        const statusCode = res.statusCode ?? 0;
+        readExcerpt(res).then((excerpt) => {
+          const error = statusError(statusCode);
+          resolve(outcome({ ok: error === null, statusCode, excerpt, error }));
+        }, fail);
       },
     );
     req.on('error', fail);

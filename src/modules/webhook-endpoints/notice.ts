@@ -1,4 +1,4 @@
-import { safeUrl } from './http-call.js';
+import { safeUrl } from '../../lib/outgoing-http.js';
 
 /** The email to each OWNER and ADMIN when an endpoint is disabled after a day of failures (plain text). */
 export function endpointDisabledNotice(input: { projectId: string; projectName: string; endpointId: string; url: string; reason: string }): {

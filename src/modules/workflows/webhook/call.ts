@@ -2,7 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { signatureHeader } from '../../../lib/webhook-signature.js';
 import { defaultBody, renderHeaderValue, renderJson, renderUrl, type WebhookVariables, WHOLE_TAG } from './render-request.js';
-import { bareHost, BlockedAddressError, type LookupAll, pinnedLookup, type ResolvedAddress, resolveTarget, systemLookup } from '../../../lib/ssrf.js';
+import { readExcerpt, requestTarget, safeUrl, statusError } from '../../../lib/outgoing-http.js';
+import { BlockedAddressError, type LookupAll, type ResolvedAddress, resolveTarget, systemLookup } from '../../../lib/ssrf.js';
 
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
@@ -59,9 +60,6 @@ export interface WebhookResult {
 export const USER_AGENT = 'mailplatform-webhooks/1.0 (workflow WEBHOOK step)';
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_RETRY_DELAYS_MS = [500, 2_000] as const;
-/** Read at most this much of an answer; the rest is dropped with the connection. */
-const MAX_RESPONSE_BYTES = 64 * 1024;
-const EXCERPT_CHARS = 1_000;
 /** Headers the step cannot set: ours (signature, id, framing) and what the connection decides. */
 const RESERVED_HEADERS = new Set(['x-signature', 'x-webhook-id', 'content-length', 'content-type', 'transfer-encoding', 'host', 'connection', 'user-agent']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -112,56 +110,15 @@ function bodyValue(input: WebhookInput): unknown {
   return renderJson(input.body, input.variables);
 }
 
-const safeUrl = (url: URL): string => {
-  const copy = new URL(url.href);
-  copy.username = '';
-  copy.password = '';
-  return copy.href;
-};
-
 type AttemptResult = { kind: 'answer'; status: number; excerpt: string } | { kind: 'failed'; error: string; retryable: boolean };
-
-function excerptOf(chunks: Buffer[]): string {
-  const text = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
-  if (text.length <= EXCERPT_CHARS) return text;
-  const cut = text.slice(0, EXCERPT_CHARS);
-  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
-}
 
 function send(p: Prepared, target: ResolvedAddress, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; excerpt: string }> {
   return new Promise((resolve, reject) => {
     const { url } = p;
-    const req = (url.protocol === 'https:' ? https : http).request(
-      {
-        protocol: url.protocol,
-        host: bareHost(url.hostname),
-        port: url.port || (url.protocol === 'https:' ? 443 : 80),
-        path: `${url.pathname}${url.search}`,
-        method: p.method,
-        headers,
-        auth: url.username || url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined,
-        agent: false,
-        lookup: pinnedLookup(target),
-        signal,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const done = () => resolve({ status: res.statusCode ?? 0, excerpt: excerptOf(chunks) });
-        res.on('data', (chunk: Buffer) => {
-          if (size >= MAX_RESPONSE_BYTES) return;
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size >= MAX_RESPONSE_BYTES) {
-            done();
-            res.destroy();
-          }
-        });
-        res.on('end', done);
-        res.on('error', reject);
-        res.on('close', () => reject(new Error('the connection closed before the answer ended')));
-      },
-    );
+    const req = (url.protocol === 'https:' ? https : http).request({ ...requestTarget(url, target), method: p.method, headers, agent: false, signal }, (res) => {
+      const status = res.statusCode ?? 0;
+      readExcerpt(res).then((excerpt) => resolve({ status, excerpt }), reject);
+    });
     req.on('error', reject);
     // A Buffer, not a string: Node writes the header block with the first chunk's encoding, and
     // utf8 would encode the (already UTF-8, latin1-carried) header values a second time.
@@ -234,8 +191,7 @@ export async function callWebhook(deps: WebhookDeps, input: WebhookInput): Promi
     if (r.kind === 'answer') {
       const ok = r.status >= 200 && r.status < 300;
       if (ok || r.status < 500 || delay === undefined) {
-        const error = ok ? null : r.status >= 300 && r.status < 400 ? `HTTP ${r.status}: redirects are not followed` : `HTTP ${r.status}`;
-        return { ok, status: r.status, bodyExcerpt: r.excerpt, error, attempts: n, ...base, durationMs: elapsed() };
+        return { ok, status: r.status, bodyExcerpt: r.excerpt, error: statusError(r.status), attempts: n, ...base, durationMs: elapsed() };
       }
     } else if (!r.retryable || delay === undefined) {
       return { ok: false, status: null, bodyExcerpt: null, error: r.error, attempts: n, ...base, durationMs: elapsed() };
