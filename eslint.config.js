@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -34,11 +35,11 @@ const boundaries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'dist/**', 'coverage/**', 'web/dist/**', 'web/src/api/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-non-null-assertion': 'error',
@@ -49,6 +50,13 @@ export default tseslint.config(
     },
   },
   ...boundaries,
+  // The dashboard (web/): the rules of hooks, and no reaching into the server's code at run time
+  // (its API types come from the generated web/src/api/schema.d.ts).
+  { files: ['web/src/**/*.{ts,tsx}'], ...reactHooks.configs.flat['recommended-latest'] },
+  {
+    files: ['web/src/**/*.{ts,tsx}'],
+    rules: restrict({ regex: '^(\\.\\./)+(src|test)/', message: 'The dashboard talks to the server over HTTP only (web/src/api/client.ts).' }),
+  },
   {
     files: ['bench/**', 'test/**'],
     rules: { 'no-console': 'off' },

@@ -8,6 +8,7 @@ import { authPlugin } from './http/auth.js';
 import { bodyTimeoutPlugin, clientErrorHandler, serverRequestTimeoutMs } from './http/body-timeout.js';
 import { AuthMode } from './http/context.js';
 import { corsPlugin } from './http/cors.js';
+import { registerDashboard } from './http/dashboard.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { idempotencyPlugin } from './http/idempotency.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -160,5 +161,6 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(billingRoutes, deps);
   await app.register(uploadsRoutes, deps);
   await app.register(filesRoutes, deps);
+  await registerDashboard(app);
   return app;
 }

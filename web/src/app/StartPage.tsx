@@ -1,0 +1,41 @@
+import { Navigate } from 'react-router';
+import { ErrorState } from '@/components/page';
+import { Card, CardBody } from '@/components/ui/card';
+import { Skeleton } from '@/components/ui/skeleton';
+import { NewProjectForm } from './NewProjectForm';
+import { lastProject, useProjects } from './session';
+
+/** /app: the last project opened (or the first), or the first project to create. */
+export function StartPage() {
+  const projects = useProjects();
+  if (projects.isPending) {
+    return (
+      <div className="p-8" aria-busy="true">
+        <Skeleton className="h-6 w-48" />
+      </div>
+    );
+  }
+  if (projects.error) {
+    return (
+      <div className="p-8">
+        <ErrorState error={projects.error} onRetry={() => void projects.refetch()} />
+      </div>
+    );
+  }
+  const last = lastProject();
+  const target = projects.data.find((p) => p.id === last) ?? projects.data[0];
+  if (target) return <Navigate to={`/projects/${target.id}`} replace />;
+  return (
+    <main className="grid min-h-full place-items-center p-8">
+      <Card className="w-full max-w-sm">
+        <CardBody className="grid gap-4">
+          <div>
+            <h1 className="text-lg font-semibold">Create your first project</h1>
+            <p className="mt-1 text-fg-muted">A project holds contacts, templates, campaigns and workflows, with its own API keys.</p>
+          </div>
+          <NewProjectForm />
+        </CardBody>
+      </Card>
+    </main>
+  );
+}
