@@ -18,7 +18,7 @@ export const ROUTES: RouteObject[] = [
     element: <RequireSession />,
     children: [
       { index: true, element: <StartPage /> },
-      { path: 'projects/:projectId', element: <ProjectLayout />, children: modules.flatMap((m) => m.project ?? []) },
+      { path: 'projects/:projectId', element: <ProjectLayout />, children: [...modules.flatMap((m) => m.project ?? []), { path: '*', element: <NotFound /> }] },
       { path: 'projects', element: <Navigate to="/" replace /> },
     ],
   },
