@@ -161,6 +161,6 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(billingRoutes, deps);
   await app.register(uploadsRoutes, deps);
   await app.register(filesRoutes, deps);
-  await registerDashboard(app);
+  await registerDashboard(app, deps.config.dashboardDist);
   return app;
 }

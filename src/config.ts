@@ -167,6 +167,7 @@ const envSchema = z.object({
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: bool('S3_FORCE_PATH_STYLE', false),
+  DASHBOARD_DIST: z.string().optional(),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -214,6 +215,8 @@ export interface Config {
   readonly oauth: OAuthClients;
   /** Image uploads (src/modules/uploads, docs/uploads.md): quota and storage. */
   readonly uploads: UploadsConfig;
+  /** The built dashboard served at /app (DASHBOARD_DIST, default web/dist of this checkout). */
+  readonly dashboardDist: string | undefined;
 }
 
 /** Image uploads: the per-project quota and where the files are kept. */
@@ -435,5 +438,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     oauth: oauthClients(e),
     uploads: uploadsConfig(e, dataDir),
+    dashboardDist: e.DASHBOARD_DIST ? path.resolve(e.DASHBOARD_DIST) : undefined,
   });
 }

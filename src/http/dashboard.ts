@@ -33,7 +33,7 @@ const noAuth = { auth: 'none', rateLimit: false } as const;
  * other /app path answered with index.html (the app routes in the browser), and `/` redirected
  * to /app/. Without a build (web/dist missing) /app answers 503 saying how to build it.
  */
-export async function registerDashboard(app: FastifyInstance, dist = DASHBOARD_DIST): Promise<void> {
+export async function registerDashboard(app: FastifyInstance, dist: string = DASHBOARD_DIST): Promise<void> {
   app.get('/', { config: noAuth, schema: { hide: true } }, async (_request, reply) => reply.redirect('/app/'));
 
   const index = path.join(dist, 'index.html');
