@@ -6,6 +6,7 @@ import { NavLink, useNavigate } from 'react-router';
 import { api } from '@/api/client';
 import { Dialog } from '@/components/ui/dialog';
 import { cn } from '@/lib/cn';
+import { CommandPalette } from './CommandPalette';
 import { NewProjectForm } from './NewProjectForm';
 import { projectPath } from './project';
 import { NAV } from './routes';
@@ -95,6 +96,7 @@ export function Sidebar({ project, projects }: { project: Project; projects: Pro
       <div className="max-md:hidden">
         <ProjectSwitcher project={project} projects={projects} />
       </div>
+      <CommandPalette project={project} />
       <nav aria-label="Project" className="flex flex-1 flex-col gap-4 overflow-y-auto">
         {groups.map((items, i) =>
           items.length > 0 ? (
