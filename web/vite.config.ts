@@ -11,7 +11,8 @@ export default defineConfig({
   base: '/app/',
   plugins: [react(), tailwindcss()],
   resolve: { alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) } },
-  build: { outDir: 'dist', emptyOutDir: true, reportCompressedSize: false },
+  // The shell is ~500 KB minified, ~155 KB gzip (bench/dashboard-size.mjs measures what is sent).
+  build: { outDir: 'dist', emptyOutDir: true, reportCompressedSize: false, chunkSizeWarningLimit: 700 },
   server: {
     port: 5173,
     // Everything but the app itself goes to the API, so the session cookie is same-origin as in production.

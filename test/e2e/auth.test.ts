@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type E2E, signUpAndCreateProject, startE2E } from './harness.js';
+import { type E2E, seriousA11yViolations, signUpAndCreateProject, startE2E } from './harness.js';
 
 let e: E2E;
 beforeAll(async () => {
@@ -20,6 +20,7 @@ describe('dashboard: accounts and projects in a real browser', () => {
       await page.waitForURL(/\/app\/login\?next=/);
       expect(decodeURIComponent(new URL(page.url()).searchParams.get('next') ?? '')).toBe('/projects/00000000-0000-0000-0000-000000000000/contacts?search=x');
       await e.screenshot(page, 'login');
+      expect(await seriousA11yViolations(page)).toEqual([]);
     } finally {
       await context.close();
     }
@@ -31,6 +32,7 @@ describe('dashboard: accounts and projects in a real browser', () => {
       const email = `owner-${Date.now()}@example.com`;
       const first = await signUpAndCreateProject(page, email, 'Acme');
       await expect.poll(() => page.getByRole('button', { name: 'Switch project' }).textContent()).toContain('Acme');
+      expect(await seriousA11yViolations(page)).toEqual([]);
 
       await page.getByRole('button', { name: 'Switch project' }).click();
       await page.getByRole('menuitem', { name: 'New project' }).click();

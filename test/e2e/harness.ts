@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import { randomUUID } from 'node:crypto';
@@ -104,4 +104,31 @@ export async function signUpAndCreateProject(page: Page, email: string, projectN
   const id = /\/app\/projects\/([0-9a-f-]{36})/.exec(page.url())?.[1];
   if (!id) throw new Error(`no project id in ${page.url()}`);
   return id;
+}
+
+/** One violation axe-core found, as the a11y checks report it. */
+export interface A11yViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * Runs axe-core (the npm package's own script, evaluated in the page) on the page as it is and
+ * returns the violations of impact `serious` or `critical` (WCAG 2 A/AA rules).
+ */
+export async function seriousA11yViolations(page: Page): Promise<A11yViolation[]> {
+  const source = readFileSync(path.join(PROJECT_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+  // Evaluated through the DevTools protocol, which the page's CSP (script-src 'self') does not govern.
+  await page.evaluate(source);
+  const violations = await page.evaluate(async () => {
+    interface AxeResult {
+      violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+    }
+    const axe = (globalThis as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<AxeResult> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

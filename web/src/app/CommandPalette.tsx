@@ -92,10 +92,9 @@ export function CommandPalette({ project }: { project: Project }) {
         type="button"
         onClick={() => setOpen(true)}
         className="flex w-full items-center gap-2 rounded-md border border-border px-2 py-1.5 text-fg-muted hover:bg-muted"
-        aria-label="Search and jump (Ctrl K)"
       >
         <Search className="size-4 shrink-0" aria-hidden />
-        <span className="flex-1 text-left max-md:hidden">Search…</span>
+        <span className="flex-1 text-left max-md:sr-only">Search…</span>
         <kbd className="text-xs max-md:hidden">Ctrl K</kbd>
       </button>
       <Command.Dialog

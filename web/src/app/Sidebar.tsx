@@ -22,8 +22,12 @@ function ProjectSwitcher({ project, projects }: { project: Project; projects: Pr
   return (
     <>
       <M.Root>
-        <M.Trigger className="flex w-full items-center justify-between gap-2 rounded-md px-2 py-2 text-left font-medium hover:bg-muted" aria-label="Switch project">
-          <span className="truncate">{project.name}</span>
+        <M.Trigger className="flex w-full items-center justify-between gap-2 rounded-md px-2 py-2 text-left font-medium hover:bg-muted">
+          {/* The accessible name holds the visible text (WCAG 2.5.3): "Switch project, current: Acme". */}
+          <span className="truncate">
+            <span className="sr-only">Switch project, current: </span>
+            {project.name}
+          </span>
           <ChevronsUpDown className="size-4 shrink-0 text-fg-muted" />
         </M.Trigger>
         <M.Portal>
@@ -68,8 +72,11 @@ function UserMenu() {
   };
   return (
     <M.Root>
-      <M.Trigger className="flex w-full items-center gap-2 truncate rounded-md px-2 py-2 text-left hover:bg-muted" aria-label="Account menu">
-        <span className="grid size-6 shrink-0 place-items-center rounded-full bg-accent/15 text-xs font-semibold text-accent">{me.data?.email.slice(0, 1).toUpperCase()}</span>
+      <M.Trigger className="flex w-full items-center gap-2 truncate rounded-md px-2 py-2 text-left hover:bg-muted">
+        <span aria-hidden className="grid size-6 shrink-0 place-items-center rounded-full bg-accent/15 text-xs font-semibold text-accent">
+          {me.data?.email.slice(0, 1).toUpperCase()}
+        </span>
+        <span className="sr-only">Account menu: </span>
         <span className="truncate max-md:hidden">{me.data?.email}</span>
       </M.Trigger>
       <M.Portal>
