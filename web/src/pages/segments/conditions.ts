@@ -112,7 +112,7 @@ const DATE_LABELS: Partial<Record<Operator, string>> = {
   greaterThanOrEqual: 'is on or after',
   lessThanOrEqual: 'is on or before',
   within: 'is within the last',
-  olderThan: 'is more than … ago',
+  olderThan: 'is more than',
 };
 
 const LABELS: Record<Operator, string> = {
@@ -127,11 +127,11 @@ const LABELS: Record<Operator, string> = {
   exists: 'is set',
   notExists: 'is not set',
   within: 'is within the last',
-  olderThan: 'is more than … ago',
+  olderThan: 'is more than',
   triggered: 'has happened',
   notTriggered: 'has never happened',
   triggeredWithin: 'happened within the last',
-  triggeredOlderThan: 'happened more than … ago',
+  triggeredOlderThan: 'happened more than',
   notTriggeredWithin: 'has not happened within the last',
   memberOfSegment: 'is a member',
   notMemberOfSegment: 'is not a member',
@@ -404,6 +404,8 @@ export function isConditionDate(text: string): boolean {
 function rowProblem(row: FilterRow, types: DataTypes): Problem | undefined {
   const p = (part: Problem['part'], message: string): Problem => ({ id: row.id, part, message });
   if (row.field === '') return p('field', 'Choose a field');
+  if (row.field === 'data.') return p('field', 'Enter the data key');
+  if (row.field === 'event.') return p('field', 'Enter the event name');
   const kind = fieldKind(row.field);
   if (!kind) return p('field', `Unknown field "${row.field}"`);
   if (row.operator === '' || !OPERATORS_BY_KIND[kind].includes(row.operator)) return p('operator', 'Choose an operator');

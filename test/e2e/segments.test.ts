@@ -1,0 +1,176 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type E2E, seriousA11yViolations, signUpAndCreateProject, startE2E } from './harness.js';
+
+let e: E2E;
+beforeAll(async () => {
+  e = await startE2E();
+}, 120_000);
+afterAll(async () => {
+  await e?.close();
+});
+
+async function secretKey(page: Page, projectId: string): Promise<string> {
+  const projects = (await page.evaluate(() => fetch('/users/@me/projects').then((r) => r.json()))) as { id: string; secret: string | null }[];
+  const secret = projects.find((p) => p.id === projectId)?.secret;
+  if (!secret) throw new Error('no secret key');
+  return secret;
+}
+
+async function apiCall(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`${e.base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+const memberEmails = async (page: Page) =>
+  (await page.getByRole('table', { name: 'Members' }).locator('tbody tr').allTextContents()).map((t) => /^\S+@example\.com/.exec(t)?.[0]).sort();
+
+describe('dashboard: segments and the condition builder', () => {
+  it('builds a segment with a nested any-of group, lists exactly its members, edits it and deletes it', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const projectId = await signUpAndCreateProject(page, `seg-${Date.now()}@example.com`);
+      const key = await secretKey(page, projectId);
+      const contacts: [string, Record<string, string | number>][] = [
+        ['ann@example.com', { plan: 'pro', country: 'DE', age: 30 }], // pro, DE
+        ['bob@example.com', { plan: 'pro', country: 'FR', age: 50 }], // pro, over 40
+        ['cid@example.com', { plan: 'pro', country: 'FR', age: 30 }], // pro, neither
+        ['dan@example.com', { plan: 'free', country: 'DE', age: 60 }], // not pro
+        ['eve@example.com', { plan: 'Pro', country: 'DE', age: 45 }], // equals is case-sensitive
+        ['fay@example.com', { plan: 'pro', country: 'US', age: 41 }], // pro, over 40
+      ];
+      for (const [email, data] of contacts) expect((await apiCall(key, 'POST', '/contacts', { email, data })).status).toBe(201);
+      expect((await apiCall(key, 'POST', '/events/track', { email: 'ann@example.com', event: 'purchase' })).status).toBe(200);
+      await expect.poll(async () => JSON.stringify((await apiCall(key, 'GET', '/events/names')).json)).toContain('"purchase"');
+
+      await page.goto(`/app/projects/${projectId}/segments`);
+      await page.getByText('No segments yet').waitFor();
+      await page.getByRole('link', { name: 'New segment' }).first().click();
+      await page.waitForURL(/\/segments\/new$/);
+      await page.getByLabel('Name').fill('Pro in DE or over 40');
+
+      // The field list holds the data keys with their seen types, the events and email engagement.
+      const first = page.getByRole('group', { name: 'Condition 1', exact: true });
+      const field = first.getByLabel('Field');
+      await expect.poll(async () => (await field.locator('option').allTextContents()).join('|')).toContain('plan · string');
+      const options = (await field.locator('option').allTextContents()).join('|');
+      expect(options).toContain('age · number');
+      expect(options).toContain('purchase');
+      expect(options).toContain('Email opened');
+      await field.selectOption('data.plan');
+      // A string key offers text operators, no numeric comparison.
+      const ops = await first.getByLabel('Operator').locator('option').allTextContents();
+      expect(ops).toContain('contains');
+      expect(ops).not.toContain('is greater than');
+      await first.getByLabel('Operator').selectOption('equals');
+      await first.getByLabel('Value').fill('pro');
+
+      await page.getByRole('button', { name: 'Add group to conditions' }).click();
+      const group = page.getByRole('group', { name: 'Group 2', exact: true });
+      await expect.poll(() => group.getByLabel('Group 2: match').inputValue()).toBe('OR');
+      const country = group.getByRole('group', { name: 'Condition 2.1', exact: true });
+      await country.getByLabel('Field').selectOption('data.country');
+      await country.getByLabel('Value').fill('DE');
+      await group.getByRole('button', { name: 'Add condition to group 2' }).click();
+      const age = group.getByRole('group', { name: 'Condition 2.2', exact: true });
+      await age.getByLabel('Field').selectOption('data.age');
+      await age.getByLabel('Operator').selectOption('greaterThan');
+      expect(await age.getByLabel('Value').getAttribute('type')).toBe('number');
+
+      // An incomplete row blocks saving and says why, beside the row.
+      await page.getByRole('button', { name: 'Create segment' }).click();
+      await age.getByRole('alert').filter({ hasText: 'Enter a number' }).waitFor();
+      expect(page.url()).toMatch(/\/segments\/new$/);
+      await age.getByLabel('Value').fill('40');
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await e.screenshot(page, 'segment-builder');
+
+      await page.getByRole('button', { name: 'Create segment' }).click();
+      await page.waitForURL(/\/segments\/[0-9a-f-]{36}$/);
+      const segmentId = /\/segments\/([0-9a-f-]{36})$/.exec(page.url())?.[1] ?? '';
+      const stored = await apiCall(key, 'GET', `/segments/${segmentId}`);
+      expect((stored.json as { condition: unknown }).condition).toEqual({
+        logic: 'AND',
+        groups: [
+          {
+            filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }],
+            conditions: {
+              logic: 'OR',
+              groups: [{ filters: [{ field: 'data.country', operator: 'equals', value: 'DE' }] }, { filters: [{ field: 'data.age', operator: 'greaterThan', value: 40 }] }],
+            },
+          },
+        ],
+      });
+      await expect.poll(() => page.getByTestId('member-count').textContent()).toBe('3');
+      await expect.poll(() => memberEmails(page)).toEqual(['ann@example.com', 'bob@example.com', 'fay@example.com']);
+      await page.getByText('3 members').waitFor();
+
+      // The list: name, count, tracking.
+      await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Segments' }).click();
+      const row = page.getByRole('table', { name: 'Segments' }).getByRole('row').filter({ hasText: 'Pro in DE or over 40' });
+      await expect.poll(() => row.textContent()).toMatch(/Dynamic3Not tracked/);
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await e.screenshot(page, 'segments');
+
+      // Editing: the stored tree comes back into the builder; dropping the age row leaves Ann.
+      await row.getByRole('link', { name: 'Pro in DE or over 40' }).click();
+      await page.getByRole('tab', { name: 'Condition and settings' }).click();
+      await page.waitForURL(/tab=definition/);
+      const save = page.getByRole('button', { name: 'Save changes' });
+      expect(await save.isDisabled()).toBe(true);
+      const editedAge = page.getByRole('group', { name: 'Condition 2.2', exact: true });
+      expect(await editedAge.getByLabel('Value').inputValue()).toBe('40');
+      await editedAge.getByRole('button', { name: 'Remove condition 2.2' }).click();
+      await page.getByText('Save to count the contacts matching the changed condition').waitFor();
+      await page.getByLabel('Track membership').click();
+      await save.click();
+      await expect.poll(() => page.getByTestId('member-count').textContent()).toBe('1');
+      await page.getByRole('tab', { name: 'Members' }).click();
+      await expect.poll(() => memberEmails(page)).toEqual(['ann@example.com']);
+      const updated = (await apiCall(key, 'GET', `/segments/${segmentId}`)).json as { trackMembership: boolean; condition: { groups: { conditions: unknown }[] } };
+      expect(updated.trackMembership).toBe(true);
+      expect(updated.condition.groups[0]?.conditions).toEqual({ logic: 'OR', groups: [{ filters: [{ field: 'data.country', operator: 'equals', value: 'DE' }] }] });
+
+      // Tracked: compute records the membership.
+      await page.getByRole('button', { name: 'Compute now' }).click();
+      await page.getByText(/1 members: 1 entered, 0 left/).waitFor();
+
+      // Delete, confirmed by a dialog naming the segment.
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Delete segment' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delete “Pro in DE or over 40”?' });
+      await dialog.getByRole('button', { name: 'Delete segment' }).click();
+      await page.waitForURL(/\/segments$/);
+      await page.getByText('No segments yet').waitFor();
+      expect((await apiCall(key, 'GET', `/segments/${segmentId}`)).status).toBe(404);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('shows the API 422 beside the row it names (a segment reference the server refuses)', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const projectId = await signUpAndCreateProject(page, `seg422-${Date.now()}@example.com`);
+      const key = await secretKey(page, projectId);
+      const a = (await apiCall(key, 'POST', '/segments', { name: 'A', condition: { logic: 'AND', groups: [] } })).json as { id: string };
+      const b = (await apiCall(key, 'POST', '/segments', { name: 'B', condition: { logic: 'AND', groups: [{ filters: [{ field: `segment.${a.id}`, operator: 'memberOfSegment' }] }] } })).json as { id: string };
+      // A references nothing yet; making it reference B would close a cycle: the server says 422.
+      await page.goto(`/app/projects/${projectId}/segments/${a.id}?tab=definition`);
+      const first = page.getByRole('group', { name: 'Conditions', exact: true });
+      await first.getByRole('button', { name: 'Add condition to conditions' }).click();
+      const ref = page.getByRole('group', { name: 'Condition 1', exact: true });
+      await ref.getByLabel('Field').selectOption(`segment.${b.id}`);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await expect.poll(() => ref.getByRole('alert').textContent()).toMatch(/cycle|itself|references/i);
+      expect(await ref.getByLabel('Field').getAttribute('aria-invalid')).toBe('true');
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,55 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, unwrap } from '@/api/client';
+import { projectPath, useProject } from '@/app/project';
+import { PageHeader } from '@/components/page';
+import { useToast } from '@/components/toast';
+import { formatNumber } from '@/lib/format';
+import { emptyCard } from './conditions';
+import { segmentKey, segmentsKey } from './fieldOptions';
+import { SegmentForm, type SegmentValues } from './SegmentForm';
+
+/** /segments/new: a DYNAMIC segment from the builder; saved, it opens on its members. */
+export function NewSegmentPage() {
+  const project = useProject();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const [initial] = useState(() => ({ name: '', description: '', trackMembership: false, card: emptyCard('AND') }));
+  const create = useMutation({
+    mutationFn: (values: SegmentValues) =>
+      unwrap(
+        api.POST('/segments', {
+          body: { name: values.name, description: values.description, type: 'DYNAMIC', trackMembership: values.trackMembership, condition: values.condition },
+        }),
+      ),
+    onSuccess: (segment) => {
+      queryClient.setQueryData(segmentKey(project.id, segment.id), segment);
+      void queryClient.invalidateQueries({ queryKey: segmentsKey(project.id) });
+      toast({ title: `Segment “${segment.name}” created`, description: `${formatNumber(segment.memberCount)} matching contacts` });
+      void navigate(projectPath(project, `segments/${segment.id}`));
+    },
+  });
+  return (
+    <>
+      <PageHeader
+        title="New segment"
+        description="Describe who belongs: the segment stays up to date as contacts change."
+        actions={
+          <Link to={projectPath(project, 'segments')} className="text-sm text-fg-muted underline">
+            Cancel
+          </Link>
+        }
+      />
+      <SegmentForm
+        initial={initial}
+        submitLabel="Create segment"
+        pending={create.isPending}
+        error={create.error}
+        onSubmit={(values) => create.mutate(values)}
+        countSlot={() => <span className="text-xs text-fg-muted">Matching contacts are counted when the segment is saved</span>}
+      />
+    </>
+  );
+}

@@ -1,0 +1,142 @@
+import { Switch } from 'radix-ui';
+import { type FormEvent, type ReactNode, useId, useMemo, useState } from 'react';
+import { ApiError } from '@/api/client';
+import { ErrorState } from '@/components/page';
+import { Button } from '@/components/ui/button';
+import { Card, CardBody, CardHeader, CardTitle } from '@/components/ui/card';
+import { Field } from '@/components/ui/field';
+import { Input, Label, Textarea } from '@/components/ui/input';
+import { Skeleton } from '@/components/ui/skeleton';
+import { ConditionBuilder } from './ConditionBuilder';
+import { type ApiTree, type Card as ConditionCard, cardToTree, countRows, type PathIndex, placeApiErrors, validateCard } from './conditions';
+import { useFieldOptions } from './fieldOptions';
+
+export interface SegmentValues {
+  name: string;
+  description: string;
+  trackMembership: boolean;
+  /** Absent for STATIC segments (their members are listed, not described). */
+  condition?: ApiTree;
+}
+
+interface SegmentFormProps {
+  initial: { name: string; description: string; trackMembership: boolean; card?: ConditionCard };
+  /** The segment being edited (it cannot reference itself). */
+  segmentId?: string;
+  submitLabel: string;
+  pending: boolean;
+  /** The last submit's failure (422 field errors are shown beside their fields and rows). */
+  error: unknown;
+  onSubmit: (values: SegmentValues) => void;
+  /** Shown beside the builder's title: the saved member count and whether it is current. */
+  countSlot?: (dirty: boolean) => ReactNode;
+  /** Editing a saved segment: the form tells whether it has unsaved changes (remount it after a save). */
+  editing?: boolean;
+}
+
+/** Name, description, tracking and the condition of a segment: the form of the new and edit pages. */
+export function SegmentForm({ initial, segmentId, submitLabel, pending, error, onSubmit, countSlot, editing = false }: SegmentFormProps) {
+  const fields = useFieldOptions(segmentId);
+  const [name, setName] = useState(initial.name);
+  const [description, setDescription] = useState(initial.description);
+  const [track, setTrack] = useState(initial.trackMembership);
+  const [card, setCard] = useState(initial.card);
+  const [attempted, setAttempted] = useState(false);
+  const [paths, setPaths] = useState<PathIndex>(new Map());
+  const switchId = useId();
+
+  const apiError = error instanceof ApiError ? error : undefined;
+  const local = useMemo(() => (card ? validateCard(card, fields.types) : []), [card, fields.types]);
+  const remote = useMemo(() => (apiError && card ? placeApiErrors(apiError.fields, 'condition', paths, card.id) : []), [apiError, card, paths]);
+  const problems = attempted ? [...local, ...remote] : remote;
+
+  const current: SegmentValues = useMemo(
+    () => ({ name, description, trackMembership: track, ...(card ? { condition: cardToTree(card, fields.types).tree } : {}) }),
+    [name, description, track, card, fields.types],
+  );
+  const start = useMemo(
+    () => JSON.stringify({ ...initial, card: undefined, ...(initial.card ? { condition: cardToTree(initial.card, fields.types).tree } : {}) }),
+    [initial, fields.types],
+  );
+  const dirty = editing ? JSON.stringify({ ...current, card: undefined }) !== start : true;
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setAttempted(true);
+    if (local.length > 0 || !name.trim()) return;
+    if (card) setPaths(cardToTree(card, fields.types).paths);
+    onSubmit({ ...current, name: name.trim() });
+  };
+
+  const otherError = apiError && apiError.fields.length > 0 ? undefined : error;
+  const nameError = apiError?.fieldMessage('name') ?? (attempted && !name.trim() ? 'Enter a name' : undefined);
+
+  return (
+    <form onSubmit={submit} className="grid gap-6" noValidate>
+      <Card>
+        <CardHeader>
+          <CardTitle>Details</CardTitle>
+        </CardHeader>
+        <CardBody className="grid gap-4 md:grid-cols-2">
+          <Field label="Name" error={nameError}>
+            <Input value={name} onChange={(e) => setName(e.target.value)} maxLength={100} required autoFocus={!segmentId} />
+          </Field>
+          <Field label="Description" error={apiError?.fieldMessage('description')} hint="Optional: what the segment is for.">
+            <Textarea value={description} onChange={(e) => setDescription(e.target.value)} maxLength={500} rows={2} className="min-h-9" />
+          </Field>
+          <div className="flex items-start gap-3 md:col-span-2">
+            <Switch.Root
+              id={switchId}
+              checked={track}
+              onCheckedChange={setTrack}
+              aria-describedby={`${switchId}-hint`}
+              className="relative mt-0.5 inline-flex h-5 w-9 shrink-0 items-center rounded-full border border-border bg-muted transition-colors data-[state=checked]:bg-accent"
+            >
+              <Switch.Thumb className="block size-4 translate-x-0.5 rounded-full bg-surface shadow transition-transform data-[state=checked]:translate-x-4" />
+            </Switch.Root>
+            <div className="grid gap-0.5">
+              <Label htmlFor={switchId}>Track membership</Label>
+              <p id={`${switchId}-hint`} className="text-xs text-fg-muted">
+                Records an entry or exit event each time a contact joins or leaves (computed every 5 minutes), so workflows can start on them.
+              </p>
+            </div>
+          </div>
+        </CardBody>
+      </Card>
+
+      {card ? (
+        <Card>
+          <CardHeader>
+            <CardTitle>Condition</CardTitle>
+            {countSlot ? countSlot(dirty) : null}
+          </CardHeader>
+          <CardBody className="grid gap-3">
+            {fields.error ? <ErrorState error={fields.error} onRetry={fields.refetch} /> : null}
+            {fields.isLoading ? (
+              <div className="grid gap-2" aria-busy="true">
+                <Skeleton className="h-9 w-full" />
+                <Skeleton className="h-9 w-2/3" />
+              </div>
+            ) : (
+              <ConditionBuilder value={card} onChange={setCard} fields={fields} problems={problems} disabled={pending} />
+            )}
+            <p className="text-xs text-fg-muted">{countRows(card) === 1 ? '1 condition' : `${countRows(card)} conditions`}. Data keys show the type most contacts have; numbers compare numerically, text case-sensitively for “is” and case-insensitively for “contains”.</p>
+          </CardBody>
+        </Card>
+      ) : null}
+
+      {otherError ? <ErrorState error={otherError} /> : null}
+      {attempted && local.length > 0 ? (
+        <p role="alert" className="text-sm text-bad">
+          {local.length === 1 ? 'One condition needs attention' : `${local.length} conditions need attention`} before saving.
+        </p>
+      ) : null}
+      <div className="flex items-center justify-end gap-3">
+        {editing && dirty ? <span className="text-sm text-fg-muted">Unsaved changes</span> : null}
+        <Button type="submit" disabled={pending || (editing && !dirty)}>
+          {pending ? 'Saving…' : submitLabel}
+        </Button>
+      </div>
+    </form>
+  );
+}
