@@ -8,7 +8,6 @@ import type { components } from '@/api/schema';
 import { projectPath, useProject } from '@/app/project';
 import { EmptyState, ErrorState, PageHeader } from '@/components/page';
 import { useToast } from '@/components/toast';
-import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardHeader, CardTitle } from '@/components/ui/card';
 import { ConfirmDialog } from '@/components/ui/dialog';
@@ -16,7 +15,7 @@ import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { formatNumber } from '@/lib/format';
 import { dataPatch, type EditRow, typeOf, type ValueType, valueToText } from './logic';
-import { type Contact, When } from './parts';
+import { type Contact, When, Status } from './parts';
 
 type ActivityItem = components['schemas']['ActivityItem'];
 
@@ -116,7 +115,7 @@ function ContactView({ contact }: { contact: Contact }) {
               >
                 <Switch.Thumb className="block size-4 translate-x-0.5 rounded-full bg-surface shadow transition-transform data-[state=checked]:translate-x-[18px]" />
               </Switch.Root>
-              {contact.subscribed ? <Badge tone="ok">Subscribed</Badge> : <Badge>Unsubscribed</Badge>}
+              {contact.subscribed ? <Status tone="ok">Subscribed</Status> : <Status tone="neutral">Unsubscribed</Status>}
             </label>
             <Button variant="secondary" onClick={() => setConfirmDelete(true)}>
               <Trash2 /> Delete
@@ -388,9 +387,9 @@ function EmailActivity({ contact }: { contact: Contact }) {
               const via = named(a.metadata, 'campaign') ?? named(a.metadata, 'workflow') ?? named(a.metadata, 'template');
               return (
                 <li key={a.id} className="flex items-center gap-3 py-1 text-sm">
-                  <Badge tone={EMAIL_TONE[a.type] ?? 'neutral'} className="w-20 justify-center">
+                  <Status tone={EMAIL_TONE[a.type] ?? 'neutral'} className="w-20">
                     {a.type.slice('email.'.length)}
-                  </Badge>
+                  </Status>
                   <span className="min-w-0 flex-1 truncate">
                     {subject ?? <span className="text-fg-muted">(email deleted)</span>}
                     {via ? <span className="text-fg-muted"> · {via}</span> : null}
@@ -430,9 +429,9 @@ function WorkflowActivity({ contact }: { contact: Contact }) {
               const detail = typeof a.metadata.error === 'string' ? a.metadata.error : typeof a.metadata.exitReason === 'string' ? a.metadata.exitReason : undefined;
               return (
                 <li key={a.id} className="flex items-center gap-3 py-1 text-sm">
-                  <Badge tone={a.type === 'workflow.failed' ? 'bad' : a.type === 'workflow.completed' ? 'ok' : 'warn'} className="w-20 justify-center">
+                  <Status tone={a.type === 'workflow.failed' ? 'bad' : a.type === 'workflow.completed' ? 'ok' : 'warn'} className="w-20">
                     {a.type.slice('workflow.'.length)}
-                  </Badge>
+                  </Status>
                   <span className="min-w-0 flex-1 truncate">
                     {named(a.metadata, 'workflow') ?? 'Workflow'}
                     {a.type === 'workflow.started' && status ? <span className="text-fg-muted"> · now {status.toLowerCase()}</span> : null}

@@ -7,7 +7,6 @@ import { api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
 import { EmptyState, ErrorState, PageHeader } from '@/components/page';
 import { useToast } from '@/components/toast';
-import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { ConfirmDialog } from '@/components/ui/dialog';
 import { Input, Label, Select } from '@/components/ui/input';
@@ -18,7 +17,7 @@ import { type BulkAction, BulkProgress, collectIds, type ListFilters, startBulk 
 import { CreateContactDialog } from './CreateContactDialog';
 import { ImportDialog } from './ImportDialog';
 import { decodeColumns, encodeColumns, valueToText } from './logic';
-import { CheckBox, When } from './parts';
+import { CheckBox, When, Status } from './parts';
 
 const PAGE_SIZE = 50;
 const SORTS = {
@@ -347,7 +346,7 @@ export function ContactsPage() {
                         {c.email}
                       </Link>
                     </TD>
-                    <TD>{c.subscribed ? <Badge tone="ok">Subscribed</Badge> : <Badge>Unsubscribed</Badge>}</TD>
+                    <TD>{c.subscribed ? <Status tone="ok">Subscribed</Status> : <Status tone="neutral">Unsubscribed</Status>}</TD>
                     {columns.map((k) => (
                       <TD key={k} numeric={typeof c.data[k] === 'number'} className="max-w-60 truncate">
                         {typeof c.data[k] === 'number' ? formatNumber(c.data[k]) : cell(c.data[k])}

@@ -9,7 +9,7 @@ import { Input } from '@/components/ui/input';
 import { useToast } from '@/components/toast';
 import { formatNumber } from '@/lib/format';
 import { type CsvPreview, parseCsvPreview } from './logic';
-import { isRunning, JobErrors, type JobStatus, ProgressBar } from './parts';
+import { isRunning, JobErrors, type JobStatus, ProgressBar, Status } from './parts';
 
 const MAX_BYTES = 5 * 1024 * 1024;
 
@@ -182,7 +182,7 @@ export function ImportDialog({ open, onOpenChange }: { open: boolean; onOpenChan
             <>
               <p className="text-sm">
                 {status.status === 'PENDING' ? 'Waiting to start…' : status.status === 'PROCESSING' ? 'Importing…' : status.status === 'COMPLETED' ? 'Import complete.' : 'Import failed.'}{' '}
-                <Badge tone={status.status === 'COMPLETED' ? (status.failed ? 'warn' : 'ok') : status.status === 'FAILED' ? 'bad' : 'warn'}>{status.status.toLowerCase()}</Badge>
+                <Status tone={status.status === 'COMPLETED' ? (status.failed ? 'warn' : 'ok') : status.status === 'FAILED' ? 'bad' : 'warn'}>{status.status.toLowerCase()}</Status>
               </p>
               <ProgressBar label="Rows read" value={status.processed + status.failed} max={Math.max(status.total, status.processed + status.failed)} />
               <p className="text-sm text-fg-muted">

@@ -1,4 +1,5 @@
 import { Checkbox as C } from 'radix-ui';
+import type { ReactNode } from 'react';
 import { Check, Minus } from 'lucide-react';
 import type { components } from '@/api/schema';
 import { formatDateTime, formatNumber, formatRelative } from '@/lib/format';
@@ -78,5 +79,20 @@ export function JobErrors({ job, rowLabel }: { job: JobStatus; rowLabel: (row: n
         ))}
       </ul>
     </div>
+  );
+}
+
+const DOT = { ok: 'bg-ok', warn: 'bg-warn', bad: 'bg-bad', neutral: 'bg-fg-muted', accent: 'bg-accent' } as const;
+
+/**
+ * A status: a dot in the status colour beside text in the body colour. (The shared Badge's
+ * coloured text on its tinted background is under the WCAG AA contrast ratio at text-xs.)
+ */
+export function Status({ tone, children, className }: { tone: keyof typeof DOT; children: ReactNode; className?: string }) {
+  return (
+    <span className={cn('inline-flex items-center gap-1.5 text-xs whitespace-nowrap', className)}>
+      <span aria-hidden className={cn('size-2 shrink-0 rounded-full', DOT[tone])} />
+      {children}
+    </span>
   );
 }
