@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.js';
 import { type E2E, signUpAndCreateProject, startE2E } from './harness.js';
 
 let e: E2E;
@@ -165,6 +166,25 @@ describe('dashboard: domains and settings', () => {
     }
   });
 
+  it('account settings (/app/settings, where OAuth linking returns): a signed-out visit goes to sign-in with next=; the link outcome and the linked providers', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      await page.goto('/app/settings?error=oauth_identity_taken');
+      await page.waitForURL(/\/app\/login\?next=/);
+      expect(decodeURIComponent(new URL(page.url()).searchParams.get('next') ?? '')).toBe('/settings?error=oauth_identity_taken');
+      await signUpAndCreateProject(page, `account-${Date.now()}@example.com`);
+      await page.goto('/app/settings?error=oauth_identity_taken');
+      await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('already signs in to another user');
+      await page.getByText('No provider is linked').waitFor();
+      await page.goto('/app/settings?linked=github');
+      await expect.poll(() => page.getByRole('status').first().textContent()).toContain('GitHub is linked');
+      await page.getByRole('button', { name: 'Dismiss' }).click();
+      expect(new URL(page.url()).search).toBe('');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('renames the project (the switcher follows), then deletes it after typing its name', async () => {
     const { context, page } = await e.newPage();
     try {
@@ -175,6 +195,8 @@ describe('dashboard: domains and settings', () => {
       await expect.poll(() => page.getByRole('button', { name: 'Switch project' }).textContent()).toContain('Acme Renamed');
       expect((await projects(page)).find((p) => p.id === id)?.name).toBe('Acme Renamed');
 
+      // Billing is off on this instance: no tab.
+      expect(await page.getByRole('tab', { name: 'Billing' }).count()).toBe(0);
       await page.getByRole('tab', { name: 'Danger zone' }).click();
       expect(new URL(page.url()).searchParams.get('tab')).toBe('danger');
       await page.getByRole('button', { name: 'Delete project' }).click();
@@ -188,6 +210,56 @@ describe('dashboard: domains and settings', () => {
       await page.getByText('Create your first project').waitFor();
       expect(new URL(page.url()).pathname).toMatch(/^\/app\/?$/);
       expect(await projects(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('dashboard: billing (on, against a fake Stripe API)', () => {
+  let b: E2E;
+  let stripe: FakeStripe;
+  beforeAll(async () => {
+    stripe = await startFakeStripe();
+    b = await startE2E({ STRIPE_SECRET_KEY: 'sk_test_e2e', STRIPE_WEBHOOK_SECRET: 'whsec_e2e_secret', STRIPE_PRICE_ID: 'price_e2e', STRIPE_API_URL: stripe.url, BILLING_FREE_EMAILS_PER_MONTH: '1000' });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+    await stripe?.close();
+  });
+
+  it('shows the plan and usage, saves a cap (422 beside its field), starts a checkout, and shows the billing tab where the checkout returns', async () => {
+    const { context, page } = await b.newPage();
+    try {
+      const id = await signUpAndCreateProject(page, `billing-${Date.now()}@example.com`);
+      await page.goto(`/app/projects/${id}/settings`);
+      await page.getByRole('tab', { name: 'Billing' }).click();
+      expect(new URL(page.url()).searchParams.get('tab')).toBe('billing');
+      await page.getByText('Free allowance (all categories)').waitFor();
+      expect(await page.getByText('0 of 1,000').count()).toBe(1);
+
+      await page.getByLabel('Transactional cap').fill('2000000000');
+      await page.getByRole('button', { name: 'Save caps' }).click();
+      await expect.poll(() => page.getByRole('alert').first().textContent()).toBeTruthy();
+      await page.getByLabel('Transactional cap').fill('500');
+      await page.getByRole('button', { name: 'Save caps' }).click();
+      await page.getByText('0 of 500').waitFor();
+      await b.screenshot(page, 'settings-billing');
+      const limits = await page.evaluate(async (p) => (await (await fetch(`/users/@me/projects/${p}/billing-limits`)).json()) as { transactional: { limit: number | null } }, id);
+      expect(limits.transactional.limit).toBe(500);
+
+      await page.route('https://checkout.stripe.test/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>Stripe Checkout</title>' }));
+      await page.getByRole('button', { name: 'Subscribe' }).click();
+      await page.waitForURL(/^https:\/\/checkout\.stripe\.test\/c\/pay\/cs_test_/);
+      const session = stripe.calls.filter((c) => c.path === '/v1/checkout/sessions').at(-1);
+      expect(session?.form.success_url).toBe(`${b.base}/app/projects/${id}/billing?checkout=success`);
+
+      await page.goto(`/app/projects/${id}/billing?checkout=cancelled`);
+      await page.getByText('The checkout was cancelled: nothing was charged.').waitFor();
+      const url = new URL(page.url());
+      expect(url.pathname).toBe(`/app/projects/${id}/settings`);
+      expect(url.searchParams.get('tab')).toBe('billing');
+      expect(await page.getByRole('tab', { name: 'Billing' }).getAttribute('aria-selected')).toBe('true');
     } finally {
       await context.close();
     }

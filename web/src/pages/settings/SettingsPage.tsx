@@ -2,10 +2,11 @@ import { Tabs } from 'radix-ui';
 import { useProject } from '@/app/project';
 import { PageHeader } from '@/components/page';
 import { useSearchParams } from 'react-router';
+import { BillingTab } from './BillingTab';
 import { DangerTab } from './DangerTab';
 import { KeysTab } from './KeysTab';
 import { MembersTab } from './MembersTab';
-import { ProjectTab } from './ProjectTab';
+import { ProjectTab, useConfig } from './ProjectTab';
 import { SecurityTab } from './SecurityTab';
 import { WebhooksTab } from './WebhooksTab';
 
@@ -15,6 +16,7 @@ const TABS = [
   { id: 'members', label: 'Members' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'security', label: 'Security' },
+  { id: 'billing', label: 'Billing' },
   { id: 'danger', label: 'Danger zone' },
 ] as const;
 
@@ -23,8 +25,11 @@ export function SettingsPage() {
   const project = useProject();
   const [params, setParams] = useSearchParams();
   const tab = params.get('tab');
-  const tabs = TABS.filter((t) => t.id !== 'danger' || project.role === 'OWNER');
-  const current = tabs.some((t) => t.id === tab) ? (tab as string) : 'project';
+  const config = useConfig();
+  const billing = config.data?.billingEnabled === true && project.role !== 'MEMBER';
+  const tabs = TABS.filter((t) => (t.id !== 'danger' || project.role === 'OWNER') && (t.id !== 'billing' || billing));
+  // Until /config answers, a billing link (?tab=billing) waits rather than falling back to Project.
+  const current = tab === 'billing' && config.isPending ? 'billing' : tabs.some((t) => t.id === tab) ? (tab as string) : 'project';
   return (
     <>
       <PageHeader title="Settings" description={`${project.name}: its name and tracking, API keys, members, webhooks and sending reputation.`} />
@@ -61,6 +66,11 @@ export function SettingsPage() {
         <Tabs.Content value="security">
           <SecurityTab />
         </Tabs.Content>
+        {billing ? (
+          <Tabs.Content value="billing">
+            <BillingTab />
+          </Tabs.Content>
+        ) : null}
         {project.role === 'OWNER' ? (
           <Tabs.Content value="danger">
             <DangerTab />
