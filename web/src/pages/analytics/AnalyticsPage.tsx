@@ -298,7 +298,7 @@ function TopCampaigns() {
   );
 }
 
-const STATUS_TONE = { DRAFT: 'neutral', SCHEDULED: 'warn', SENDING: 'accent', SENT: 'ok', CANCELLED: 'bad' } as const;
+const STATUS_TONE = { DRAFT: 'neutral', SCHEDULED: 'warn', SENDING: 'accent', SENT: 'ok', CANCELLED: 'neutral' } as const;
 
 function CampaignStats() {
   const project = useProject();

@@ -135,7 +135,7 @@ function Checklist() {
 }
 
 function rateTrend(current: Stats | undefined, previous: Stats | undefined, key: 'deliveryRate' | 'openRate' | 'clickRate' | 'bounceRate', better: Better, against: string) {
-  if (!current || !previous) return null;
+  if (!current || !previous || current.sent === 0) return null;
   const change = rateChange(current[key], previous[key], previous.sent);
   return <TrendBadge direction={change.direction} text={formatPoints(change.points)} better={better} against={against} />;
 }
@@ -173,7 +173,9 @@ function StatsSection() {
   const c = now.data;
   const p = before.data;
   const against = `the previous ${PERIOD_DAYS} days`;
-  const sentHint = c ? `of ${formatNumber(c.sent)} sent` : undefined;
+  // A rate of nothing sent is no rate: a dash, and why.
+  const sentHint = c ? (c.sent === 0 ? 'nothing sent in this period' : `of ${formatNumber(c.sent)} sent`) : undefined;
+  const rate = (key: 'deliveryRate' | 'openRate' | 'clickRate' | 'bounceRate') => (c ? (c.sent === 0 ? '—' : formatRate(c[key])) : '');
   return (
     <section aria-labelledby="stats-title" className="grid gap-3">
       <div className="flex items-baseline justify-between gap-2">
@@ -186,10 +188,10 @@ function StatsSection() {
       </div>
       <div className="grid grid-cols-2 gap-3 md:grid-cols-3 xl:grid-cols-6">
         <StatCard label="Emails sent" loading={loading} value={c ? formatNumber(c.sent) : ''} trend={countTrend(c?.sent, p?.sent, against)} />
-        <StatCard label="Delivery rate" loading={loading} value={c ? formatRate(c.deliveryRate) : ''} trend={rateTrend(c, p, 'deliveryRate', 'up', against)} hint={sentHint} />
-        <StatCard label="Open rate" loading={loading} value={c ? formatRate(c.openRate) : ''} trend={rateTrend(c, p, 'openRate', 'up', against)} hint={sentHint} />
-        <StatCard label="Click rate" loading={loading} value={c ? formatRate(c.clickRate) : ''} trend={rateTrend(c, p, 'clickRate', 'up', against)} hint={sentHint} />
-        <StatCard label="Bounce rate" loading={loading} value={c ? formatRate(c.bounceRate) : ''} trend={rateTrend(c, p, 'bounceRate', 'down', against)} hint={sentHint} />
+        <StatCard label="Delivery rate" loading={loading} value={rate('deliveryRate')} trend={rateTrend(c, p, 'deliveryRate', 'up', against)} hint={sentHint} />
+        <StatCard label="Open rate" loading={loading} value={rate('openRate')} trend={rateTrend(c, p, 'openRate', 'up', against)} hint={sentHint} />
+        <StatCard label="Click rate" loading={loading} value={rate('clickRate')} trend={rateTrend(c, p, 'clickRate', 'up', against)} hint={sentHint} />
+        <StatCard label="Bounce rate" loading={loading} value={rate('bounceRate')} trend={rateTrend(c, p, 'bounceRate', 'down', against)} hint={sentHint} />
         <StatCard label="Events tracked" loading={loading} value={c ? formatNumber(c.events) : ''} trend={countTrend(c?.events, p?.events, against)} />
       </div>
     </section>
@@ -277,7 +279,7 @@ export function HomePage() {
         description={`How ${project.name} is doing, and what to set up next.`}
         actions={
           <Link to={projectPath(project, 'campaigns')} className={buttonVariants({ variant: 'primary' })}>
-            Campaigns
+            Send a campaign
           </Link>
         }
       />
