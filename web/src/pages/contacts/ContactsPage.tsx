@@ -3,7 +3,7 @@ import { ChevronLeft, ChevronRight, Columns3, Download, Plus, Upload, UserCheck,
 import { Popover } from 'radix-ui';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, unwrap } from '@/api/client';
+import { ApiError, api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
 import { EmptyState, ErrorState, PageHeader } from '@/components/page';
 import { useToast } from '@/components/toast';
@@ -98,23 +98,24 @@ export function ContactsPage() {
   const selectionCount = allMatching ? (total ?? selected.size) : selected.size;
 
   const [confirmDelete, setConfirmDelete] = useState(false);
-  const [bulkRun, setBulkRun] = useState<{ action: BulkAction; jobIds: string[] } | undefined>();
+  const [bulkRun, setBulkRun] = useState<{ action: BulkAction; jobIds: string[]; total: number } | undefined>();
   const [collecting, setCollecting] = useState<{ done: number } | undefined>();
   const abort = useRef<AbortController | undefined>(undefined);
   const bulk = useMutation({
     mutationFn: async (action: BulkAction) => {
+      abort.current = new AbortController();
+      const signal = abort.current.signal;
       let ids = [...selected];
       if (allMatching) {
-        abort.current = new AbortController();
         setCollecting({ done: 0 });
         try {
-          ids = await collectIds(filters, (done) => setCollecting({ done }), abort.current.signal);
+          ids = await collectIds(filters, (done) => setCollecting({ done }), signal);
         } finally {
           setCollecting(undefined);
         }
       }
       if (ids.length === 0) throw new Error('No contact matches any more.');
-      return { action, jobIds: await startBulk(action, ids) };
+      return { action, jobIds: await startBulk(action, ids, signal), total: ids.length };
     },
     onSuccess: (r) => {
       setBulkRun(r);
@@ -244,9 +245,10 @@ export function ContactsPage() {
         </Popover.Root>
       </div>
 
+      <ImportDialog open={importOpen} onOpenChange={setImportOpen} />
       {bulkRun ? (
         <div className="mb-3">
-          <BulkProgress key={bulkRun.jobIds.join()} action={bulkRun.action} jobIds={bulkRun.jobIds} onClose={() => setBulkRun(undefined)} />
+          <BulkProgress key={bulkRun.jobIds.join()} action={bulkRun.action} jobIds={bulkRun.jobIds} total={bulkRun.total} onClose={() => setBulkRun(undefined)} />
         </div>
       ) : null}
 
@@ -293,7 +295,19 @@ export function ContactsPage() {
       ) : null}
 
       {list.isError ? (
-        <ErrorState error={list.error} onRetry={() => void list.refetch()} />
+        list.error instanceof ApiError && list.error.fieldMessage('cursor') ? (
+          <EmptyState
+            title="This page link has expired"
+            description="The page position in the address was made for another sort order."
+            action={
+              <Button variant="secondary" onClick={() => setCursor(undefined, { replace: true })}>
+                Go to the first page
+              </Button>
+            }
+          />
+        ) : (
+          <ErrorState error={list.error} onRetry={() => void list.refetch()} />
+        )
       ) : list.data && rows.length === 0 && !cursor ? (
         hasFilter ? (
           <EmptyState
@@ -403,7 +417,6 @@ export function ContactsPage() {
         pending={bulk.isPending}
         onConfirm={() => bulk.mutate('delete')}
       />
-      <ImportDialog open={importOpen} onOpenChange={setImportOpen} />
       <CreateContactDialog open={createOpen} onOpenChange={setCreateOpen} />
     </div>
   );

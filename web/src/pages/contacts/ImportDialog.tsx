@@ -78,127 +78,153 @@ export function ImportDialog({ open, onOpenChange }: { open: boolean; onOpenChan
   const noEmail = preview && preview.header.length > 0 && preview.emailColumn === -1;
   const status = job.data;
 
-  return (
-    <Dialog
-      open={open}
-      onOpenChange={(o) => {
-        if (!o && !jobId) reset();
-        if (!o && done) reset();
-        onOpenChange(o);
-      }}
-      title="Import contacts"
-      description="A CSV file of at most 5 MB with a header row: an email column, optionally subscribed (true/false), every other column becomes contact data. Existing contacts are updated."
-      footer={
-        jobId ? (
-          <Button
-            variant={done ? 'primary' : 'secondary'}
-            onClick={() => {
-              if (done) reset();
-              onOpenChange(false);
-            }}
-          >
-            {done ? 'Done' : 'Close (the import goes on)'}
-          </Button>
+  const banner =
+    !open && jobId ? (
+      <div role="status" className="mb-3 grid gap-2 rounded-md border border-border bg-surface px-4 py-3">
+        {status && !isRunning(status) ? (
+          <p className="text-sm">
+            Import of {file?.name ?? 'the file'} {status.status === 'COMPLETED' ? 'finished' : 'failed'}: {formatNumber(status.processed)} imported, {formatNumber(status.failed)} failed.
+          </p>
         ) : (
-          <>
-            <Button variant="secondary" onClick={() => onOpenChange(false)}>
-              Cancel
+          <ProgressBar label={`Importing ${file?.name ?? 'the file'}`} value={status ? status.processed + status.failed : 0} max={status ? Math.max(status.total, status.processed + status.failed) : 0} />
+        )}
+        <div className="flex gap-2">
+          <Button size="sm" variant="secondary" onClick={() => onOpenChange(true)}>
+            {done ? 'Show details' : 'Show progress'}
+          </Button>
+          {done ? (
+            <Button size="sm" variant="ghost" onClick={reset}>
+              Dismiss
             </Button>
-            <Button disabled={!file || !preview || Boolean(localError) || Boolean(noEmail) || upload.isPending} onClick={() => file && upload.mutate(file)}>
-              {upload.isPending ? 'Uploading…' : 'Import'}
-            </Button>
-          </>
-        )
-      }
-    >
-      {!jobId ? (
-        <div className="grid gap-3">
-          <Field label="CSV file" error={localError ?? apiError?.fieldMessage('file') ?? (apiError && apiError.fields.length === 0 ? apiError.message : undefined)}>
-            <Input type="file" accept=".csv,text/csv" onChange={(e) => void pick(e)} className="py-1.5" />
-          </Field>
-          {preview ? (
-            preview.header.length === 0 ? (
-              <p role="alert" className="text-sm text-bad">
-                The file is empty.
-              </p>
-            ) : (
-              <div className="grid gap-2">
-                {noEmail ? (
-                  <p role="alert" className="text-sm text-bad">
-                    The header row has no email column (found: {preview.header.join(', ')}).
-                  </p>
-                ) : (
-                  <p className="text-xs text-fg-muted">
-                    {preview.header.length} columns: email{preview.subscribedColumn >= 0 ? ', subscribed' : ''} and {preview.header.length - 1 - (preview.subscribedColumn >= 0 ? 1 : 0)} data{' '}
-                    {preview.header.length - 1 - (preview.subscribedColumn >= 0 ? 1 : 0) === 1 ? 'key' : 'keys'}. The first rows as they will be read:
-                  </p>
-                )}
-                <div className="max-h-56 overflow-auto rounded-md border border-border">
-                  <table aria-label="Preview of the file" className="w-full text-xs">
-                    <thead className="bg-muted text-left text-fg-muted">
-                      <tr>
-                        <th scope="col" className="px-2 py-1 text-right font-medium">
-                          Row
-                        </th>
-                        {preview.header.map((h, i) => (
-                          <th key={i} scope="col" className="px-2 py-1 font-medium whitespace-nowrap">
-                            {h || <span className="italic">(ignored)</span>}
-                            {i === preview.emailColumn || i === preview.subscribedColumn ? null : h ? (
-                              <Badge className="ml-1" tone="neutral">
-                                data
-                              </Badge>
-                            ) : null}
-                          </th>
-                        ))}
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {preview.rows.map((row, r) => (
-                        <tr key={r} className="border-t border-border">
-                          <td className="px-2 py-1 text-right tabular-nums text-fg-muted">{r + 1}</td>
-                          {preview.header.map((_, c) => (
-                            <td key={c} className="max-w-48 truncate px-2 py-1">
-                              {row[c] ?? ''}
-                            </td>
-                          ))}
-                          {row.length !== preview.header.length ? (
-                            <td className="px-2 py-1 whitespace-nowrap text-bad">
-                              {row.length} columns; the header has {preview.header.length}
-                            </td>
-                          ) : null}
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-                {preview.truncated ? <p className="text-xs text-fg-muted">Only the first {preview.rows.length} rows are shown.</p> : null}
-              </div>
-            )
           ) : null}
         </div>
-      ) : (
-        <div className="grid gap-3" aria-live="polite">
-          {status ? (
-            <>
-              <p className="text-sm">
-                {status.status === 'PENDING' ? 'Waiting to start…' : status.status === 'PROCESSING' ? 'Importing…' : status.status === 'COMPLETED' ? 'Import complete.' : 'Import failed.'}{' '}
-                <Status tone={status.status === 'COMPLETED' ? (status.failed ? 'warn' : 'ok') : status.status === 'FAILED' ? 'bad' : 'warn'}>{status.status.toLowerCase()}</Status>
-              </p>
-              <ProgressBar label="Rows read" value={status.processed + status.failed} max={Math.max(status.total, status.processed + status.failed)} />
-              <p className="text-sm text-fg-muted">
-                {formatNumber(status.processed)} imported · {formatNumber(status.failed)} failed
-              </p>
-              <JobErrors job={status} rowLabel={(row) => (row === 0 ? 'File' : `Row ${formatNumber(row)}`)} />
-            </>
-          ) : job.isError ? (
-            <p role="alert" className="text-bad">
-              {job.error.message}
-            </p>
+      </div>
+    ) : null;
+
+  return (
+    <>
+      {banner}
+      <Dialog
+        open={open}
+        onOpenChange={(o) => {
+          if (!o && !jobId) reset();
+          if (!o && done) reset();
+          onOpenChange(o);
+        }}
+        title="Import contacts"
+        description="A CSV file of at most 5 MB with a header row: an email column, optionally subscribed (true/false), every other column becomes contact data. Existing contacts are updated."
+        footer={
+          jobId ? (
+            <Button
+              variant={done ? 'primary' : 'secondary'}
+              onClick={() => {
+                if (done) reset();
+                onOpenChange(false);
+              }}
+            >
+              {done ? 'Done' : 'Close (the import goes on)'}
+            </Button>
           ) : (
-            <p className="text-sm text-fg-muted">Uploaded; starting…</p>
-          )}
-        </div>
-      )}
-    </Dialog>
+            <>
+              <Button variant="secondary" onClick={() => onOpenChange(false)}>
+                Cancel
+              </Button>
+              <Button disabled={!file || !preview || Boolean(localError) || Boolean(noEmail) || upload.isPending} onClick={() => file && upload.mutate(file)}>
+                {upload.isPending ? 'Uploading…' : 'Import'}
+              </Button>
+            </>
+          )
+        }
+      >
+        {!jobId ? (
+          <div className="grid gap-3">
+            <Field label="CSV file" error={localError ?? apiError?.fieldMessage('file') ?? (apiError && apiError.fields.length === 0 ? apiError.message : undefined)}>
+              <Input type="file" accept=".csv,text/csv" onChange={(e) => void pick(e)} className="py-1.5" />
+            </Field>
+            {preview ? (
+              preview.header.length === 0 ? (
+                <p role="alert" className="text-sm text-bad">
+                  The file is empty.
+                </p>
+              ) : (
+                <div className="grid gap-2">
+                  {noEmail ? (
+                    <p role="alert" className="text-sm text-bad">
+                      The header row has no email column (found: {preview.header.join(', ')}).
+                    </p>
+                  ) : (
+                    <p className="text-xs text-fg-muted">
+                      {preview.header.length} columns: email{preview.subscribedColumn >= 0 ? ', subscribed' : ''} and {preview.header.length - 1 - (preview.subscribedColumn >= 0 ? 1 : 0)} data{' '}
+                      {preview.header.length - 1 - (preview.subscribedColumn >= 0 ? 1 : 0) === 1 ? 'key' : 'keys'}. The first rows as they will be read:
+                    </p>
+                  )}
+                  <div className="max-h-56 overflow-auto rounded-md border border-border">
+                    <table aria-label="Preview of the file" className="w-full text-xs">
+                      <thead className="bg-muted text-left text-fg-muted">
+                        <tr>
+                          <th scope="col" className="px-2 py-1 text-right font-medium">
+                            Row
+                          </th>
+                          {preview.header.map((h, i) => (
+                            <th key={i} scope="col" className="px-2 py-1 font-medium whitespace-nowrap">
+                              {h || <span className="italic">(ignored)</span>}
+                              {i === preview.emailColumn || i === preview.subscribedColumn ? null : h ? (
+                                <Badge className="ml-1" tone="neutral">
+                                  data
+                                </Badge>
+                              ) : null}
+                            </th>
+                          ))}
+                        </tr>
+                      </thead>
+                      <tbody>
+                        {preview.rows.map((row, r) => (
+                          <tr key={r} className="border-t border-border">
+                            <td className="px-2 py-1 text-right tabular-nums text-fg-muted">{r + 1}</td>
+                            {preview.header.map((_, c) => (
+                              <td key={c} className="max-w-48 truncate px-2 py-1">
+                                {row[c] ?? ''}
+                              </td>
+                            ))}
+                            {row.length !== preview.header.length ? (
+                              <td className="px-2 py-1 whitespace-nowrap text-bad">
+                                {row.length} columns; the header has {preview.header.length}
+                              </td>
+                            ) : null}
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
+                  {preview.truncated ? <p className="text-xs text-fg-muted">Only the first {preview.rows.length} rows are shown.</p> : null}
+                </div>
+              )
+            ) : null}
+          </div>
+        ) : (
+          <div className="grid gap-3" aria-live="polite">
+            {status ? (
+              <>
+                <p className="text-sm">
+                  {status.status === 'PENDING' ? 'Waiting to start…' : status.status === 'PROCESSING' ? 'Importing…' : status.status === 'COMPLETED' ? 'Import complete.' : 'Import failed.'}{' '}
+                  <Status tone={status.status === 'COMPLETED' ? (status.failed ? 'warn' : 'ok') : status.status === 'FAILED' ? 'bad' : 'warn'}>{status.status.toLowerCase()}</Status>
+                </p>
+                <ProgressBar label="Rows read" value={status.processed + status.failed} max={Math.max(status.total, status.processed + status.failed)} />
+                <p className="text-sm text-fg-muted">
+                  {formatNumber(status.processed)} imported · {formatNumber(status.failed)} failed
+                </p>
+                <JobErrors job={status} rowLabel={(row) => (row === 0 ? 'File' : `Row ${formatNumber(row)}`)} />
+              </>
+            ) : job.isError ? (
+              <p role="alert" className="text-bad">
+                {job.error.message}
+              </p>
+            ) : (
+              <p className="text-sm text-fg-muted">Uploaded; starting…</p>
+            )}
+          </div>
+        )}
+      </Dialog>
+    </>
   );
 }

@@ -1,5 +1,5 @@
 import { useQueries, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, unwrap } from '@/api/client';
 import { Button } from '@/components/ui/button';
 import { useToast } from '@/components/toast';
@@ -30,8 +30,7 @@ export async function collectIds(filters: ListFilters, onProgress: (n: number) =
   const ids: string[] = [];
   let cursor: string | undefined;
   for (;;) {
-    if (signal.aborted) throw new Error('Cancelled');
-    const page = await unwrap(api.GET('/contacts', { params: { query: { limit: 100, ...filters, ...(cursor ? { cursor } : {}) } }, signal }));
+    const page = await patiently(() => api.GET('/contacts', { params: { query: { limit: 100, ...filters, ...(cursor ? { cursor } : {}) } }, signal }), signal);
     for (const c of page.data) ids.push(c.id);
     onProgress(ids.length);
     if (!page.hasMore || !page.cursor) return ids;
@@ -40,29 +39,57 @@ export async function collectIds(filters: ListFilters, onProgress: (n: number) =
 }
 
 /** Starts one job per 1,000 ids; answers the job ids. */
-export async function startBulk(action: BulkAction, ids: string[]): Promise<string[]> {
+export async function startBulk(action: BulkAction, ids: string[], signal: AbortSignal): Promise<string[]> {
   const jobs: string[] = [];
   for (const part of chunk(ids)) {
-    const r = await unwrap(api.POST(BULK_PATH[action], { body: { contactIds: part } }));
+    const r = await patiently(() => api.POST(BULK_PATH[action], { body: { contactIds: part }, signal }), signal);
     jobs.push(r.jobId);
   }
   return jobs;
 }
 
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(new Error('Cancelled'));
+    });
+  });
+
+/**
+ * A call that waits out the project's rate limit (429: Retry-After seconds, then again): walking
+ * a large set for "all matching" takes one request per 100 contacts.
+ */
+async function patiently<T>(call: () => Promise<{ data?: T; error?: unknown; response: Response }>, signal: AbortSignal): Promise<T> {
+  for (let attempt = 0; ; attempt += 1) {
+    if (signal.aborted) throw new Error('Cancelled');
+    const answer = await call();
+    if (answer.response.status !== 429 || attempt >= 10) return unwrap(Promise.resolve(answer));
+    const wait = Number(answer.response.headers.get('retry-after'));
+    await sleep((Number.isFinite(wait) && wait > 0 ? wait : 5) * 1000, signal);
+  }
+}
+
 /** Follows bulk jobs (GET /contacts/bulk/{jobId} every second while they run), then a toast. */
-export function BulkProgress({ action, jobIds, onClose }: { action: BulkAction; jobIds: string[]; onClose: () => void }) {
+export function BulkProgress({ action, jobIds, total, onClose }: { action: BulkAction; jobIds: string[]; total: number; onClose: () => void }) {
   const queryClient = useQueryClient();
   const notify = useToast();
   const notified = useRef(false);
+  // Jobs run one after the other (same queue priority): poll the first few unfinished ones only.
+  const [polled, setPolled] = useState(3);
   const jobs = useQueries({
-    queries: jobIds.map((jobId) => ({
+    queries: jobIds.map((jobId, index) => ({
       queryKey: ['contacts', 'bulk-job', jobId],
+      enabled: index < polled,
       queryFn: () => unwrap(api.GET('/contacts/bulk/{jobId}', { params: { path: { jobId } } })) as Promise<JobStatus>,
       refetchInterval: (q: { state: { data?: JobStatus } }) => (isRunning(q.state.data) ? 1000 : false),
     })),
   });
   const statuses = jobs.map((j) => j.data);
-  const total = statuses.reduce((s, j) => s + (j?.total ?? 0), 0);
+  const firstUnfinished = statuses.findIndex((j) => isRunning(j));
+  const wanted = firstUnfinished === -1 ? jobIds.length : firstUnfinished + 3;
+  if (wanted > polled) setPolled(wanted);
   const processed = statuses.reduce((s, j) => s + (j?.processed ?? 0), 0);
   const failed = statuses.reduce((s, j) => s + (j?.failed ?? 0), 0);
   const finished = statuses.every((j) => j && !isRunning(j));
