@@ -195,6 +195,9 @@ describe('dashboard: domains and settings', () => {
       await expect.poll(() => page.getByRole('button', { name: 'Switch project' }).textContent()).toContain('Acme Renamed');
       expect((await projects(page)).find((p) => p.id === id)?.name).toBe('Acme Renamed');
 
+      await page.getByRole('tab', { name: 'Security' }).click();
+      await page.getByText('Sending reputation').waitFor();
+      expect(await page.getByRole('table', { name: 'Thresholds' }).textContent()).toContain('Bounce rate, 7 days');
       // Billing is off on this instance: no tab.
       expect(await page.getByRole('tab', { name: 'Billing' }).count()).toBe(0);
       await page.getByRole('tab', { name: 'Danger zone' }).click();

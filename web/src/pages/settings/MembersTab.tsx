@@ -21,10 +21,15 @@ type Member = components['schemas']['Member'];
 type Invitation = components['schemas']['Invitation'];
 
 const ROLES: { value: Role; label: string }[] = [
-  { value: 'MEMBER', label: 'Member (reads and uses the project)' },
-  { value: 'ADMIN', label: 'Admin (also settings, keys, members)' },
-  { value: 'OWNER', label: 'Owner (also billing, reset, deletion)' },
+  { value: 'MEMBER', label: 'Member' },
+  { value: 'ADMIN', label: 'Admin' },
+  { value: 'OWNER', label: 'Owner' },
 ];
+const ROLE_HINT: Record<Role, string> = {
+  MEMBER: 'Uses the project: contacts, templates, campaigns… No settings or keys.',
+  ADMIN: 'Also settings, API keys, webhooks and members.',
+  OWNER: 'Everything, with billing, reset and deletion.',
+};
 const roleLabel = (r: Role) => r.charAt(0) + r.slice(1).toLowerCase();
 
 const membersKey = (projectId: string) => ['projects', projectId, 'members'] as const;
@@ -50,11 +55,11 @@ function InviteForm() {
   };
   const roles = project.role === 'OWNER' ? ROLES : ROLES.filter((r) => r.value !== 'OWNER');
   return (
-    <form onSubmit={submit} className="grid gap-3 sm:grid-cols-[1fr_16rem_auto] sm:items-start">
+    <form onSubmit={submit} className="grid gap-3 sm:grid-cols-[1fr_14rem_auto] sm:items-start">
       <Field label="Email address" error={error?.fieldMessage('email') ?? (error && error.fields.length === 0 ? error.message : undefined)}>
         <Input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required placeholder="teammate@example.com" autoComplete="off" />
       </Field>
-      <Field label="Role" error={error?.fieldMessage('role')}>
+      <Field label="Role" error={error?.fieldMessage('role')} hint={ROLE_HINT[role]}>
         <Select value={role} onChange={(e) => setRole(e.target.value as Role)}>
           {roles.map((r) => (
             <option key={r.value} value={r.value}>
