@@ -134,6 +134,24 @@ describe('dashboard: Home, Activity and Analytics', () => {
       await expect.poll(() => page.getByRole('button', { name: '7 days' }).getAttribute('aria-pressed')).toBe('true');
       await expect.poll(() => rows.count()).toBe(2);
       await page.getByText('No email in this range').waitFor();
+
+      // Paging: 25 items a page, the cursor in the URL; Newer and the back button return.
+      for (let i = 0; i < 24; i++) await call(keys.public, 'POST', '/v1/track', { email: 'grace@example.com', event: 'scrolled', data: { depth: i } });
+      await page.goto(`/app/projects/${projectId}/activity`);
+      await expect.poll(() => text(page, '[data-testid="activity-total"]')).toBe(`${feed.total + 24} items`);
+      expect(await list.locator('li').count()).toBe(25);
+      await page.getByRole('button', { name: 'Older' }).click();
+      await page.waitForURL((url) => url.searchParams.has('cursor'));
+      await expect.poll(() => list.locator('li').count()).toBe(feed.total + 24 - 25);
+      expect(await list.textContent()).toContain('signed_up');
+      expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+      await page.getByRole('button', { name: 'Newer' }).click();
+      await page.waitForURL((url) => !url.searchParams.has('cursor'));
+      await expect.poll(() => list.locator('li').count()).toBe(25);
+      expect(await list.textContent()).not.toContain('signed_up');
+      await page.goBack();
+      await page.waitForURL((url) => url.searchParams.has('cursor'));
+      await expect.poll(() => list.locator('li').count()).toBe(feed.total + 24 - 25);
     } finally {
       await context.close();
     }

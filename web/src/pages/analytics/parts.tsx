@@ -10,7 +10,13 @@ export type Better = 'up' | 'down' | 'neither';
 
 /** A change against the previous period: arrow, text, and the colour of good or bad news. */
 export function TrendBadge({ direction, text, better = 'up', against }: { direction: Change['direction']; text: string; better?: Better; against: string }) {
-  if (direction === 'none' || text === '') return <span className="text-xs text-fg-muted">no data to compare</span>;
+  if (direction === 'none' || text === '') {
+    return (
+      <span className="text-xs text-fg-muted" title={`Nothing in ${against} to compare with`}>
+        no earlier data
+      </span>
+    );
+  }
   const good = better === 'neither' || direction === 'flat' ? undefined : (direction === 'up' || direction === 'new') === (better === 'up');
   const Icon = direction === 'new' ? Sparkles : direction === 'up' ? ArrowUpRight : direction === 'down' ? ArrowDownRight : ArrowRight;
   return (

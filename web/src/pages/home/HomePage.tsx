@@ -188,7 +188,7 @@ function StatsSection() {
       </div>
       <div className="grid grid-cols-2 gap-3 md:grid-cols-3 xl:grid-cols-6">
         <StatCard label="Emails sent" loading={loading} value={c ? formatNumber(c.sent) : ''} trend={countTrend(c?.sent, p?.sent, against)} />
-        <StatCard label="Delivery rate" loading={loading} value={rate('deliveryRate')} trend={rateTrend(c, p, 'deliveryRate', 'up', against)} hint={sentHint} />
+        <StatCard label="Delivery rate" loading={loading} value={rate('deliveryRate')} trend={rateTrend(c, p, 'deliveryRate', 'up', against)} hint={c && c.sent > 0 && c.delivered === 0 ? 'confirmed by the relay’s delivery notifications (none received)' : sentHint} />
         <StatCard label="Open rate" loading={loading} value={rate('openRate')} trend={rateTrend(c, p, 'openRate', 'up', against)} hint={sentHint} />
         <StatCard label="Click rate" loading={loading} value={rate('clickRate')} trend={rateTrend(c, p, 'clickRate', 'up', against)} hint={sentHint} />
         <StatCard label="Bounce rate" loading={loading} value={rate('bounceRate')} trend={rateTrend(c, p, 'bounceRate', 'down', against)} hint={sentHint} />
