@@ -138,7 +138,7 @@ describe('dashboard: segments and the condition builder', () => {
 
       // Tracked: compute records the membership.
       await page.getByRole('button', { name: 'Compute now' }).click();
-      await page.getByText(/1 members: 1 entered, 0 left/).waitFor();
+      await page.getByText('1 member: 1 entered, 0 left', { exact: true }).waitFor();
 
       // Delete, confirmed by a dialog naming the segment.
       await page.getByRole('button', { name: 'More actions' }).click();
@@ -169,6 +169,43 @@ describe('dashboard: segments and the condition builder', () => {
       await page.getByRole('button', { name: 'Save changes' }).click();
       await expect.poll(() => ref.getByRole('alert').textContent()).toMatch(/cycle|itself|references/i);
       expect(await ref.getByLabel('Field').getAttribute('aria-invalid')).toBe('true');
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+
+  it('creates a static segment, adds contacts by email and removes one', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const projectId = await signUpAndCreateProject(page, `segstatic-${Date.now()}@example.com`);
+      const key = await secretKey(page, projectId);
+      for (const email of ['kim@example.com', 'lou@example.com']) expect((await apiCall(key, 'POST', '/contacts', { email })).status).toBe(201);
+      await page.goto(`/app/projects/${projectId}/segments/new`);
+      await page.getByRole('radio', { name: /Static/ }).check();
+      expect(await page.getByRole('group', { name: 'Conditions', exact: true }).count()).toBe(0);
+      await page.getByLabel('Name').fill('Beta testers');
+      await page.getByRole('button', { name: 'Create segment' }).click();
+      await page.waitForURL(/\/segments\/[0-9a-f-]{36}$/);
+      await page.getByText('No members').waitFor();
+
+      await page.getByRole('button', { name: 'Add contacts' }).first().click();
+      const dialog = page.getByRole('dialog', { name: 'Add contacts to “Beta testers”' });
+      await dialog.getByLabel('Emails', { exact: true }).fill('Kim@example.com, nobody@example.com\nnot-an-email');
+      await dialog.getByText('Not email addresses: not-an-email').waitFor();
+      expect(await dialog.getByRole('button', { name: /^Add 2 contacts$/ }).isDisabled()).toBe(true);
+      await dialog.getByLabel('Emails', { exact: true }).fill('Kim@example.com, nobody@example.com\nlou@example.com');
+      await dialog.getByRole('button', { name: 'Add 3 contacts' }).click();
+      await page.getByText('2 contacts added, 1 email matches no contact', { exact: true }).waitFor();
+      await expect.poll(() => memberEmails(page)).toEqual(['kim@example.com', 'lou@example.com']);
+      await expect.poll(() => page.getByTestId('member-count').textContent()).toBe('2');
+
+      await page.getByRole('button', { name: 'Remove kim@example.com from the segment' }).click();
+      await page.getByRole('dialog', { name: 'Remove kim@example.com?' }).getByRole('button', { name: 'Remove from segment' }).click();
+      await expect.poll(() => memberEmails(page)).toEqual(['lou@example.com']);
+      // The dialog's clicks did not open the contact behind the row.
+      expect(page.url()).toMatch(/\/segments\/[0-9a-f-]{36}$/);
+      const segments = (await apiCall(key, 'GET', '/segments')).json as { name: string; type: string; memberCount: number }[];
+      expect(segments.map((s) => [s.name, s.type, s.memberCount])).toEqual([['Beta testers', 'STATIC', 1]]);
     } finally {
       await context.close();
     }

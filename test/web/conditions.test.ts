@@ -12,6 +12,7 @@ import {
   type Item,
   OPERATORS_BY_KIND,
   operatorsFor,
+  parseEmailList,
   placeApiErrors,
   removeItem,
   setLogic,
@@ -268,5 +269,19 @@ describe('condition builder: edits and validation', () => {
       { id: a.id, part: 'value', message: 'bad value' },
       { id: root.id, part: 'card', message: 'too big' },
     ]);
+  });
+});
+
+describe('static segment members: pasted email lists', () => {
+  it('reads addresses between commas, semicolons, spaces and lines, lower-cased and de-duplicated', () => {
+    expect(parseEmailList('Ann@Example.com, bob@example.com;\ncid@example.com  ann@example.com\n\n')).toEqual({
+      emails: ['ann@example.com', 'bob@example.com', 'cid@example.com'],
+      invalid: [],
+    });
+  });
+
+  it('takes the address of "Name <a@b.c>" and names what is not an address', () => {
+    expect(parseEmailList('Ann Smith <ann@example.com>, not-an-email, x@y, 42')).toEqual({ emails: ['ann@example.com'], invalid: ['not-an-email', 'x@y', '42'] });
+    expect(parseEmailList('   ')).toEqual({ emails: [], invalid: [] });
   });
 });

@@ -1,8 +1,12 @@
+import { useQuery } from '@tanstack/react-query';
 import { Plus, Trash2 } from 'lucide-react';
-import { Fragment } from 'react';
+import { Fragment, useId, useState } from 'react';
+import { api, unwrap } from '@/api/client';
+import { useProject } from '@/app/project';
 import { Button } from '@/components/ui/button';
 import { Input, Select } from '@/components/ui/input';
 import { cn } from '@/lib/cn';
+import { formatNumber } from '@/lib/format';
 import {
   addCard,
   addFilter,
@@ -219,7 +223,7 @@ function RowView({ row, label, fields, problems, disabled, onChange, onRemove }:
             ))}
           </Select>
         ) : null}
-        <ValueInput row={row} input={input} disabled={disabled} invalid={invalid('value')} unitInvalid={invalid('unit')} onChange={onChange} />
+        <ValueInput row={row} input={input} suggest={fields.known.has(row.field) && row.field.startsWith('data.')} disabled={disabled} invalid={invalid('value')} unitInvalid={invalid('unit')} onChange={onChange} />
         <Button variant="ghost" size="icon" className="ml-auto" onClick={onRemove} disabled={disabled} aria-label={`Remove ${label.toLowerCase()}`}>
           <Trash2 aria-hidden />
         </Button>
@@ -240,6 +244,7 @@ const YMD = /^\d{4}-\d{2}-\d{2}$/;
 function ValueInput({
   row,
   input,
+  suggest,
   disabled,
   invalid,
   unitInvalid,
@@ -247,6 +252,8 @@ function ValueInput({
 }: {
   row: FilterRow;
   input: ReturnType<typeof valueInput>;
+  /** Offer the key's most frequent values (GET /contacts/fields/{field}/values) while typing. */
+  suggest?: boolean;
   disabled?: boolean;
   invalid?: boolean;
   unitInvalid?: boolean;
@@ -300,6 +307,42 @@ function ValueInput({
         <Input aria-label="Value" type="number" step="any" inputMode="decimal" className="w-32" value={row.value} disabled={disabled} aria-invalid={invalid} onChange={(e) => setValue(e.target.value)} />
       );
     default:
-      return <Input aria-label="Value" className="w-48" value={row.value} disabled={disabled} aria-invalid={invalid} onChange={(e) => setValue(e.target.value)} />;
+      return suggest ? (
+        <SuggestingInput field={row.field} value={row.value} disabled={disabled} invalid={invalid} onChange={setValue} />
+      ) : (
+        <Input aria-label="Value" className="w-48" value={row.value} disabled={disabled} aria-invalid={invalid} onChange={(e) => setValue(e.target.value)} />
+      );
   }
+}
+
+/** A text value with the data key's most frequent values as suggestions (fetched on first focus). */
+function SuggestingInput({ field, value, disabled, invalid, onChange }: { field: string; value: string; disabled?: boolean; invalid?: boolean; onChange: (v: string) => void }) {
+  const project = useProject();
+  const listId = useId();
+  const [wanted, setWanted] = useState(false);
+  const values = useQuery({
+    queryKey: ['contacts', 'fields', project.id, field, 'values'],
+    queryFn: () => unwrap(api.GET('/contacts/fields/{field}/values', { params: { path: { field }, query: { pageSize: 20 } } })),
+    enabled: wanted,
+    staleTime: 30_000,
+  });
+  return (
+    <>
+      <Input
+        aria-label="Value"
+        className="w-48"
+        list={listId}
+        value={value}
+        disabled={disabled}
+        aria-invalid={invalid}
+        onFocus={() => setWanted(true)}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      <datalist id={listId}>
+        {values.data?.data.map((v) => (
+          <option key={String(v.value)} value={String(v.value)} label={`${formatNumber(v.count)} ${v.count === 1 ? 'contact' : 'contacts'}`} />
+        ))}
+      </datalist>
+    </>
+  );
 }

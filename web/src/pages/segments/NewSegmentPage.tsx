@@ -5,8 +5,7 @@ import { api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
 import { PageHeader } from '@/components/page';
 import { useToast } from '@/components/toast';
-import { formatNumber } from '@/lib/format';
-import { emptyCard } from './conditions';
+import { countOf, emptyCard } from './conditions';
 import { segmentKey, segmentsKey } from './fieldOptions';
 import { SegmentForm, type SegmentValues } from './SegmentForm';
 
@@ -16,18 +15,27 @@ export function NewSegmentPage() {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const toast = useToast();
-  const [initial] = useState(() => ({ name: '', description: '', trackMembership: false, card: emptyCard('AND') }));
+  const [initial] = useState(() => ({ type: 'DYNAMIC' as const, name: '', description: '', trackMembership: false, card: emptyCard('AND') }));
   const create = useMutation({
     mutationFn: (values: SegmentValues) =>
       unwrap(
         api.POST('/segments', {
-          body: { name: values.name, description: values.description, type: 'DYNAMIC', trackMembership: values.trackMembership, condition: values.condition },
+          body: {
+            name: values.name,
+            description: values.description,
+            type: values.type,
+            trackMembership: values.trackMembership,
+            ...(values.type === 'DYNAMIC' ? { condition: values.condition } : {}),
+          },
         }),
       ),
     onSuccess: (segment) => {
       queryClient.setQueryData(segmentKey(project.id, segment.id), segment);
       void queryClient.invalidateQueries({ queryKey: segmentsKey(project.id) });
-      toast({ title: `Segment “${segment.name}” created`, description: `${formatNumber(segment.memberCount)} matching contacts` });
+      toast({
+        title: `Segment “${segment.name}” created`,
+        description: segment.type === 'DYNAMIC' ? countOf(segment.memberCount, 'matching contact', 'matching contacts') : 'Add its contacts by email from its members list',
+      });
       void navigate(projectPath(project, `segments/${segment.id}`));
     },
   });
@@ -35,7 +43,7 @@ export function NewSegmentPage() {
     <>
       <PageHeader
         title="New segment"
-        description="Describe who belongs: the segment stays up to date as contacts change."
+        description="Describe who belongs with conditions (kept up to date as contacts change), or keep a fixed list."
         actions={
           <Link to={projectPath(project, 'segments')} className="text-sm text-fg-muted underline">
             Cancel
@@ -44,6 +52,7 @@ export function NewSegmentPage() {
       />
       <SegmentForm
         initial={initial}
+        chooseType
         submitLabel="Create segment"
         pending={create.isPending}
         error={create.error}

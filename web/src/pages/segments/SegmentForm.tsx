@@ -12,6 +12,7 @@ import { type ApiTree, type Card as ConditionCard, cardToTree, countRows, type P
 import { useFieldOptions } from './fieldOptions';
 
 export interface SegmentValues {
+  type: 'DYNAMIC' | 'STATIC';
   name: string;
   description: string;
   trackMembership: boolean;
@@ -20,7 +21,9 @@ export interface SegmentValues {
 }
 
 interface SegmentFormProps {
-  initial: { name: string; description: string; trackMembership: boolean; card?: ConditionCard };
+  initial: { type: 'DYNAMIC' | 'STATIC'; name: string; description: string; trackMembership: boolean; card?: ConditionCard };
+  /** A new segment: its type can be chosen (a saved segment keeps its type). */
+  chooseType?: boolean;
   /** The segment being edited (it cannot reference itself). */
   segmentId?: string;
   submitLabel: string;
@@ -35,8 +38,9 @@ interface SegmentFormProps {
 }
 
 /** Name, description, tracking and the condition of a segment: the form of the new and edit pages. */
-export function SegmentForm({ initial, segmentId, submitLabel, pending, error, onSubmit, countSlot, editing = false }: SegmentFormProps) {
+export function SegmentForm({ initial, segmentId, submitLabel, pending, error, onSubmit, countSlot, editing = false, chooseType = false }: SegmentFormProps) {
   const fields = useFieldOptions(segmentId);
+  const [type, setType] = useState(initial.type);
   const [name, setName] = useState(initial.name);
   const [description, setDescription] = useState(initial.description);
   const [track, setTrack] = useState(initial.trackMembership);
@@ -46,13 +50,14 @@ export function SegmentForm({ initial, segmentId, submitLabel, pending, error, o
   const switchId = useId();
 
   const apiError = error instanceof ApiError ? error : undefined;
-  const local = useMemo(() => (card ? validateCard(card, fields.types) : []), [card, fields.types]);
+  const dynamic = type === 'DYNAMIC' && card !== undefined;
+  const local = useMemo(() => (card && type === 'DYNAMIC' ? validateCard(card, fields.types) : []), [card, type, fields.types]);
   const remote = useMemo(() => (apiError && card ? placeApiErrors(apiError.fields, 'condition', paths, card.id) : []), [apiError, card, paths]);
   const problems = attempted ? [...local, ...remote] : remote;
 
   const current: SegmentValues = useMemo(
-    () => ({ name, description, trackMembership: track, ...(card ? { condition: cardToTree(card, fields.types).tree } : {}) }),
-    [name, description, track, card, fields.types],
+    () => ({ type, name, description, trackMembership: track, ...(dynamic ? { condition: cardToTree(card, fields.types).tree } : {}) }),
+    [type, name, description, track, card, dynamic, fields.types],
   );
   const start = useMemo(
     () => JSON.stringify({ ...initial, card: undefined, ...(initial.card ? { condition: cardToTree(initial.card, fields.types).tree } : {}) }),
@@ -64,7 +69,7 @@ export function SegmentForm({ initial, segmentId, submitLabel, pending, error, o
     e.preventDefault();
     setAttempted(true);
     if (local.length > 0 || !name.trim()) return;
-    if (card) setPaths(cardToTree(card, fields.types).paths);
+    if (dynamic) setPaths(cardToTree(card, fields.types).paths);
     onSubmit({ ...current, name: name.trim() });
   };
 
@@ -78,12 +83,34 @@ export function SegmentForm({ initial, segmentId, submitLabel, pending, error, o
           <CardTitle>Details</CardTitle>
         </CardHeader>
         <CardBody className="grid gap-4 md:grid-cols-2">
+          {chooseType ? (
+            <fieldset className="grid gap-2 md:col-span-2">
+              <legend className="mb-1 text-sm font-medium">Type</legend>
+              <div className="flex flex-wrap gap-3">
+                {(
+                  [
+                    ['DYNAMIC', 'Dynamic', 'Contacts matching conditions, kept up to date'],
+                    ['STATIC', 'Static', 'A fixed list of contacts you add by email'],
+                  ] as const
+                ).map(([value, label, hint]) => (
+                  <label key={value} className="flex min-w-64 flex-1 cursor-pointer items-start gap-2 rounded-md border border-border p-3 has-[:checked]:border-accent">
+                    <input type="radio" name="segment-type" value={value} checked={type === value} onChange={() => setType(value)} className="mt-1 accent-accent" />
+                    <span className="grid gap-0.5">
+                      <span className="text-sm font-medium">{label}</span>
+                      <span className="text-xs text-fg-muted">{hint}</span>
+                    </span>
+                  </label>
+                ))}
+              </div>
+            </fieldset>
+          ) : null}
           <Field label="Name" error={nameError}>
             <Input value={name} onChange={(e) => setName(e.target.value)} maxLength={100} required autoFocus={!segmentId} />
           </Field>
           <Field label="Description" error={apiError?.fieldMessage('description')} hint="Optional: what the segment is for.">
             <Textarea value={description} onChange={(e) => setDescription(e.target.value)} maxLength={500} rows={2} className="min-h-9" />
           </Field>
+          {type === 'DYNAMIC' ? (
           <div className="flex items-start gap-3 md:col-span-2">
             <Switch.Root
               id={switchId}
@@ -101,10 +128,11 @@ export function SegmentForm({ initial, segmentId, submitLabel, pending, error, o
               </p>
             </div>
           </div>
+          ) : null}
         </CardBody>
       </Card>
 
-      {card ? (
+      {dynamic ? (
         <Card>
           <CardHeader>
             <CardTitle>Condition</CardTitle>

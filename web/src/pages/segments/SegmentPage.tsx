@@ -14,9 +14,10 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { SkeletonRows, Table, TBody, TD, TH, THead, TR } from '@/components/ui/table';
 import { formatDateTime, formatNumber, formatRelative } from '@/lib/format';
 import { useUrlParam } from '@/lib/url-state';
-import { treeToCard } from './conditions';
+import { countOf, treeToCard } from './conditions';
 import { type Segment, segmentKey, segmentsKey } from './fieldOptions';
 import { SegmentForm, type SegmentValues } from './SegmentForm';
+import { AddMembersButton, RemoveMemberButton } from './StaticMembers';
 
 const menuContent = 'z-50 min-w-48 rounded-md border border-border bg-surface p-1 shadow-md';
 const menuItem = 'flex cursor-default items-center gap-2 rounded px-2 py-1.5 outline-none data-[highlighted]:bg-muted';
@@ -132,7 +133,7 @@ function Actions({ segment: s }: { segment: Segment }) {
     onSuccess: (next) => {
       queryClient.setQueryData(segmentKey(project.id, s.id), next);
       invalidate();
-      toast({ title: 'Count refreshed', description: `${formatNumber(next.memberCount)} members` });
+      toast({ title: 'Count refreshed', description: `${formatNumber(next.memberCount)} ${next.memberCount === 1 ? 'member' : 'members'}` });
     },
     onError: (e) => toast({ title: 'The count could not be refreshed', description: e.message, tone: 'bad' }),
   });
@@ -141,7 +142,7 @@ function Actions({ segment: s }: { segment: Segment }) {
     onSuccess: (r) => {
       void queryClient.invalidateQueries({ queryKey: segmentKey(project.id, s.id) });
       invalidate();
-      toast({ title: 'Membership computed', description: `${formatNumber(r.memberCount)} members: ${formatNumber(r.entered)} entered, ${formatNumber(r.exited)} left` });
+      toast({ title: 'Membership computed', description: `${formatNumber(r.memberCount)} ${r.memberCount === 1 ? 'member' : 'members'}: ${formatNumber(r.entered)} entered, ${formatNumber(r.exited)} left` });
     },
     onError: (e) => toast({ title: 'The membership could not be computed', description: e.message, tone: 'bad' }),
   });
@@ -224,19 +225,26 @@ function Members({ segment: s }: { segment: Segment }) {
     return (
       <EmptyState
         title="No members"
-        description={s.type === 'DYNAMIC' ? 'No contact matches the condition right now; members appear here as contacts come to match it.' : 'Add contacts to this static segment through the API (POST /segments/:id/members).'}
+        description={s.type === 'DYNAMIC' ? 'No contact matches the condition right now; members appear here as contacts come to match it.' : 'A static segment holds the contacts you add to it by email.'}
         action={
           s.type === 'DYNAMIC' ? (
             <Link to="?tab=definition" className="text-accent underline">
               Edit the condition
             </Link>
-          ) : undefined
+          ) : (
+            <AddMembersButton segment={s} />
+          )
         }
       />
     );
   }
   return (
     <div className="grid gap-3">
+      {s.type === 'STATIC' ? (
+        <div className="flex justify-end">
+          <AddMembersButton segment={s} />
+        </div>
+      ) : null}
       <Table aria-label="Members">
         <THead>
           <tr>
@@ -244,12 +252,23 @@ function Members({ segment: s }: { segment: Segment }) {
             <TH>Status</TH>
             <TH numeric>Data keys</TH>
             <TH>Created</TH>
+            {s.type === 'STATIC' ? (
+              <TH>
+                <span className="sr-only">Actions</span>
+              </TH>
+            ) : null}
           </tr>
         </THead>
         <TBody>
-          {!data ? <SkeletonRows columns={4} rows={6} /> : null}
+          {!data ? <SkeletonRows columns={s.type === 'STATIC' ? 5 : 4} rows={6} /> : null}
           {data?.data.map((c) => (
-            <TR key={c.id} onClick={() => void navigate(projectPath(project, `contacts/${c.id}`))}>
+            <TR
+              key={c.id}
+              onClick={(e) => {
+                // Clicks in a dialog opened from the row reach it through React's tree, not the DOM's.
+                if (e.currentTarget.contains(e.target as Node)) void navigate(projectPath(project, `contacts/${c.id}`));
+              }}
+            >
               <TD>
                 <Link to={projectPath(project, `contacts/${c.id}`)} className="hover:underline" onClick={(e) => e.stopPropagation()}>
                   {c.email}
@@ -262,6 +281,11 @@ function Members({ segment: s }: { segment: Segment }) {
                   {formatRelative(c.createdAt)}
                 </time>
               </TD>
+              {s.type === 'STATIC' ? (
+                <TD className="w-12 py-0 text-right">
+                  <RemoveMemberButton segment={s} email={c.email} />
+                </TD>
+              ) : null}
             </TR>
           ))}
         </TBody>
@@ -291,7 +315,7 @@ function Definition({ segment: s }: { segment: Segment }) {
   const queryClient = useQueryClient();
   const toast = useToast();
   const initial = useMemo(
-    () => ({ name: s.name, description: s.description, trackMembership: s.trackMembership, ...(s.type === 'DYNAMIC' && s.condition ? { card: treeToCard(s.condition) } : {}) }),
+    () => ({ type: s.type, name: s.name, description: s.description, trackMembership: s.trackMembership, ...(s.type === 'DYNAMIC' && s.condition ? { card: treeToCard(s.condition) } : {}) }),
     [s],
   );
   const save = useMutation({
@@ -311,7 +335,7 @@ function Definition({ segment: s }: { segment: Segment }) {
       queryClient.setQueryData(segmentKey(project.id, s.id), next);
       void queryClient.invalidateQueries({ queryKey: ['segment-members', project.id, s.id] });
       void queryClient.invalidateQueries({ queryKey: segmentsKey(project.id) });
-      toast({ title: 'Segment saved', description: `${formatNumber(next.memberCount)} matching contacts` });
+      toast({ title: 'Segment saved', description: countOf(next.memberCount, 'matching contact', 'matching contacts') });
     },
   });
   return (
@@ -325,7 +349,7 @@ function Definition({ segment: s }: { segment: Segment }) {
       onSubmit={(v) => save.mutate(v)}
       countSlot={(dirty) => (
         <span className="text-xs text-fg-muted" aria-live="polite">
-          {dirty ? 'Save to count the contacts matching the changed condition' : `${formatNumber(s.memberCount)} matching contacts`}
+          {dirty ? 'Save to count the contacts matching the changed condition' : countOf(s.memberCount, 'matching contact', 'matching contacts')}
         </span>
       )}
     />

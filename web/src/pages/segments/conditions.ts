@@ -498,3 +498,29 @@ export function placeApiErrors(errors: readonly { field: string; message: string
 export function countRows(card: Card): number {
   return card.items.reduce((n, it) => n + (it.kind === 'filter' ? 1 : countRows(it)), 0);
 }
+
+// ---------------------------------------------------------------- static segment members
+
+/** Emails per add/remove request (the server's MAX_MEMBER_EMAILS). */
+export const MAX_MEMBER_EMAILS = 1000;
+const EMAIL = /^[^\s@,;<>]+@[^\s@,;<>]+\.[^\s@,;<>]+$/;
+
+/**
+ * The emails of a pasted list (commas, semicolons, spaces or lines between them; `Name <a@b.c>`
+ * forms read as the address), trimmed, lower-cased like the server stores them, de-duplicated,
+ * and the entries that are not addresses.
+ */
+export function parseEmailList(text: string): { emails: string[]; invalid: string[] } {
+  const emails = new Set<string>();
+  const invalid: string[] = [];
+  for (const raw of text.split(/[\s,;]+/)) {
+    const part = raw.replace(/^<|>$/g, '').trim();
+    if (part === '') continue;
+    if (EMAIL.test(part) && part.length <= 254) emails.add(part.toLowerCase());
+    else if (part.includes('@') || !/^[\p{L}"'()]+$/u.test(part)) invalid.push(part);
+  }
+  return { emails: [...emails], invalid };
+}
+
+/** "1 contact", "1,204 contacts" (thousands separators of the user's locale). */
+export const countOf = (n: number, one: string, many: string): string => `${n.toLocaleString()} ${n === 1 ? one : many}`;
