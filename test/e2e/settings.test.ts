@@ -63,6 +63,14 @@ describe('dashboard: domains and settings', () => {
       expect(copied).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}$/);
       await e.screenshot(page, 'domains');
 
+      // Verify now: the records are looked up (no DNS has them here) and each shows why it is not found.
+      await card.getByRole('button', { name: 'Verify now' }).click();
+      await expect.poll(() => card.textContent(), { timeout: 30_000 }).toMatch(/Checked .*ago|Checked now/);
+      const after = (await card.textContent()) ?? '';
+      expect(after).toContain('Pending');
+      expect(after).not.toContain('Not checked');
+      expect(after).toMatch(/record not found|lookup (timed out|failed)/);
+
       // The list comes from the API (the domain is stored, not just shown).
       await page.reload();
       await card.waitFor();
