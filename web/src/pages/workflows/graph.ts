@@ -158,7 +158,7 @@ export const pinnedPosition = (p: { x: number; y: number }): { x: number; y: num
   return isAutoPosition(q) ? { x: 1, y: q.y } : q;
 };
 
-export const STEP_SIZE = { width: 240, height: 92 };
+export const STEP_SIZE = { width: 240, height: 108 };
 export const SLOT_SIZE = { width: 32, height: 32 };
 
 /**

@@ -1,0 +1,262 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type E2E, signUpAndCreateProject, startE2E } from './harness.js';
+
+let e: E2E;
+/** expect.poll waits 1 s by default: the worker and the live lists need longer on a loaded machine. */
+const POLL = { timeout: 15_000, interval: 200 };
+beforeAll(async () => {
+  e = await startE2E();
+}, 120_000);
+afterAll(async () => {
+  await e?.close();
+});
+
+interface Keys {
+  id: string;
+  public: string;
+  secret: string;
+}
+
+/** The project's keys, read with the page's session (GET /users/@me/projects). */
+async function projectKeys(page: Page, projectId: string): Promise<Keys> {
+  const res = await page.request.get('/users/@me/projects');
+  expect(res.status()).toBe(200);
+  const body = (await res.json()) as { data?: Keys[] } | Keys[];
+  const list = Array.isArray(body) ? body : (body.data ?? []);
+  const project = list.find((p) => p.id === projectId);
+  if (!project) throw new Error('project not listed');
+  return project;
+}
+
+async function api<T>(keys: Keys, path: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(`${e.base}${path}`, { ...init, headers: { authorization: `Bearer ${keys.secret}`, 'content-type': 'application/json', ...init.headers } });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+interface Detail {
+  id: string;
+  enabled: boolean;
+  steps: { id: string; type: string; name: string; config: Record<string, unknown>; position: { x: number; y: number } }[];
+  transitions: { id: string; fromStepId: string; toStepId: string; branch: string | null }[];
+}
+
+/** Opens the "+" of a slot or an edge, picks a type and fills the dialog through `fill`. */
+async function addStep(page: Page, plus: string, type: string, name: string, fill: (dialog: ReturnType<Page['getByRole']>) => Promise<void>) {
+  await page.getByRole('button', { name: plus, exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: 'Add a step' });
+  await dialog.getByText(type, { exact: true }).click();
+  await dialog.getByLabel('Step name').fill(name);
+  await fill(dialog);
+  await dialog.getByRole('button', { name: 'Add step' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await page.getByRole('group', { name: new RegExp(`step ${name.replace(/[?.*+()]/g, '\\$&')}$`) }).waitFor();
+}
+
+describe('dashboard: workflows', () => {
+  it('builds a branching workflow on the canvas, enables it, and shows the execution of a tracked event', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const projectId = await signUpAndCreateProject(page, `wf-${Date.now()}@example.com`);
+      const keys = await projectKeys(page, projectId);
+      expect(keys.public).toMatch(/^pk_/);
+
+      await page.goto(`/app/projects/${projectId}/workflows`);
+      await page.getByText('No workflows yet').waitFor();
+      await page.getByRole('button', { name: 'New workflow' }).first().click();
+      const create = page.getByRole('dialog', { name: 'New workflow' });
+      await create.getByLabel('Name').fill('Onboarding');
+      await create.getByLabel('Trigger event').fill('signup');
+      await create.getByRole('button', { name: 'Create workflow' }).click();
+      await page.waitForURL(/\/workflows\/[0-9a-f-]{36}$/);
+      const workflowId = /\/workflows\/([0-9a-f-]{36})$/.exec(page.url())?.[1] ?? '';
+
+      // The new workflow: the trigger, and a "+" under it.
+      await page.getByRole('group', { name: 'Trigger step Trigger' }).waitFor();
+      await addStep(page, 'Add a step after Trigger', 'Condition', 'Is pro?', async (d) => {
+        await d.getByLabel('Field').fill('event.plan');
+        await d.getByLabel('Operator').selectOption('equals');
+        await d.getByLabel('Value', { exact: true }).fill('pro');
+      });
+      // Two branches, each with its "+".
+      await addStep(page, 'Add a step after Is pro? (Yes)', 'Update contact', 'Mark gold', async (d) => {
+        await d.getByLabel('Data to set').fill('tier = gold');
+      });
+      await addStep(page, 'Add a step after Is pro? (No)', 'Update contact', 'Mark free', async (d) => {
+        await d.getByLabel('Data to set').fill('tier = free');
+      });
+      // A step inserted on an edge: the transition is replaced by two.
+      await addStep(page, 'Insert a step between Trigger and Is pro?', 'Update contact', 'Note source', async (d) => {
+        await d.getByLabel('Data to set').fill('source = e2e');
+      });
+      // The branch labels are on the edges.
+      await expect.poll(() => page.locator('.react-flow__edgelabel-renderer').textContent(), POLL).toMatch(/Yes.*No|No.*Yes/);
+
+      let detail = await api<Detail>(keys, `/workflows/${workflowId}`);
+      const byName = (n: string) => detail.steps.find((s) => s.name === n)?.id;
+      const edge = (from: string, to: string) => detail.transitions.find((t) => t.fromStepId === byName(from) && t.toStepId === byName(to));
+      expect(detail.steps.map((s) => s.type).sort()).toEqual(['CONDITION', 'TRIGGER', 'UPDATE_CONTACT', 'UPDATE_CONTACT', 'UPDATE_CONTACT']);
+      expect(edge('Trigger', 'Note source')?.branch).toBeNull();
+      expect(edge('Note source', 'Is pro?')?.branch).toBeNull();
+      expect(edge('Trigger', 'Is pro?')).toBeUndefined();
+      expect(edge('Is pro?', 'Mark gold')?.branch).toBe('yes');
+      expect(edge('Is pro?', 'Mark free')?.branch).toBe('no');
+      expect(detail.steps.find((s) => s.name === 'Is pro?')?.config).toEqual({ field: 'event.plan', operator: 'equals', value: 'pro' });
+
+      // The side panel edits a step; the API's 422 shows next to the field.
+      await page.getByRole('group', { name: 'Update contact step Mark free' }).click();
+      const panel = page.getByRole('complementary', { name: 'Step Mark free' });
+      await panel.getByLabel('Data to set').fill('tier = free\nemail = x');
+      await panel.getByRole('button', { name: 'Save step' }).click();
+      const data = panel.getByLabel('Data to set');
+      await expect.poll(() => data.getAttribute('aria-invalid'), POLL).toBe('true');
+      expect(await panel.getByRole('alert').first().textContent()).toMatch(/email.*reserved/);
+      await panel.getByLabel('Data to set').fill('tier = free');
+      await panel.getByRole('button', { name: 'Save step' }).click();
+      await expect.poll(() => data.getAttribute('aria-invalid'), POLL).toBeNull();
+
+      // Dragging a step stores its position; the others stay laid out.
+      const node = page.getByRole('group', { name: 'Update contact step Mark gold' });
+      await page.waitForTimeout(400); // the canvas's fit-to-view animation after the last insert
+      const box = await node.boundingBox();
+      if (!box) throw new Error('no node box');
+      await page.mouse.move(box.x + 40, box.y + 10);
+      await page.mouse.down();
+      await page.mouse.move(box.x - 60, box.y + 60, { steps: 8 });
+      await page.mouse.up();
+      await expect
+        .poll(async () => {
+          detail = await api<Detail>(keys, `/workflows/${workflowId}`);
+          return detail.steps.find((s) => s.name === 'Mark gold')?.position.x ?? 0;
+        }, POLL)
+        .not.toBe(0);
+
+      await page.getByRole('complementary').getByRole('button', { name: /Close/ }).click().catch(() => undefined);
+      await e.screenshot(page, 'workflow-editor');
+
+      // Enable, with a confirmation naming the trigger.
+      await page.getByRole('switch', { name: 'Enable the workflow' }).click();
+      const confirm = page.getByRole('dialog', { name: 'Enable Onboarding?' });
+      expect(await confirm.textContent()).toContain('signup');
+      await confirm.getByRole('button', { name: 'Enable workflow' }).click();
+      await page.getByRole('switch', { name: 'Disable the workflow' }).waitFor();
+      expect((await api<Detail>(keys, `/workflows/${workflowId}`)).enabled).toBe(true);
+
+      // Track the event with the public key.
+      const track = await fetch(`${e.base}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys.public}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'signup', email: 'pro@example.com', data: { plan: 'pro' } }),
+      });
+      expect(track.status).toBeLessThan(300);
+
+      // The executions page: the run completes, its timeline shows the yes branch.
+      await page.getByRole('link', { name: 'Executions' }).click();
+      await page.waitForURL(/\/executions$/);
+      const row = page.getByRole('row', { name: /pro@example\.com/ });
+      await expect.poll(() => row.textContent(), { timeout: 30_000 }).toContain('Completed');
+      await row.getByRole('button', { name: 'pro@example.com' }).click();
+      const timeline = page.getByRole('complementary', { name: 'Execution timeline' });
+      const steps = timeline.getByRole('list', { name: 'Steps' }).getByRole('listitem');
+      await expect.poll(() => steps.count(), POLL).toBe(4);
+      expect(await steps.allTextContents()).toEqual([
+        expect.stringMatching(/Trigger.*Completed/),
+        expect.stringMatching(/Note source.*Completed/),
+        expect.stringMatching(/Is pro\?.*Completed.*→ Yes/),
+        expect.stringMatching(/Mark gold.*Completed/),
+      ]);
+      expect(new URL(page.url()).searchParams.get('execution')).toMatch(/^[0-9a-f-]{36}$/);
+      const contacts = await api<{ data: { email: string; data: Record<string, unknown> }[] }>(keys, '/contacts?search=pro%40example.com');
+      expect(contacts.data[0]?.data).toMatchObject({ tier: 'gold', source: 'e2e' });
+
+      // The per-step counters on the canvas.
+      await page.goto(`/app/projects/${projectId}/workflows/${workflowId}`);
+      const gold = page.getByRole('group', { name: 'Update contact step Mark gold' });
+      await expect.poll(() => gold.getByLabel('Step counters').textContent(), POLL).toMatch(/^1entered0waiting1done0failed$/);
+      await expect.poll(() => page.getByRole('group', { name: 'Update contact step Mark free' }).getByLabel('Step counters').textContent(), POLL).toMatch(/^0entered/);
+
+      // The list: enabled, counts; then a screenshot.
+      await page.goto(`/app/projects/${projectId}/workflows`);
+      const listRow = page.getByRole('row', { name: /Onboarding/ });
+      await expect.poll(() => listRow.textContent(), POLL).toMatch(/signup.*Enabled.*5.*1.*0/);
+      await e.screenshot(page, 'workflows');
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
+  it('starts one for a contact by hand, cancels it, duplicates and deletes a workflow', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const projectId = await signUpAndCreateProject(page, `wf2-${Date.now()}@example.com`);
+      const keys = await projectKeys(page, projectId);
+      // A workflow built through the API: TRIGGER → WAIT_FOR_EVENT (stays WAITING).
+      const wf = await api<{ id: string }>(keys, '/workflows', { method: 'POST', body: JSON.stringify({ name: 'Waiter', eventName: 'ping' }) });
+      const detail = await api<Detail>(keys, `/workflows/${wf.id}`);
+      const trigger = detail.steps[0]?.id ?? '';
+      const wait = await api<{ id: string }>(keys, `/workflows/${wf.id}/steps`, { method: 'POST', body: JSON.stringify({ type: 'WAIT_FOR_EVENT', name: 'Wait for pong', config: { eventName: 'pong' } }) });
+      await api(keys, `/workflows/${wf.id}/transitions`, { method: 'POST', body: JSON.stringify({ fromStepId: trigger, toStepId: wait.id }) });
+      await api(keys, `/workflows/${wf.id}`, { method: 'PATCH', body: JSON.stringify({ enabled: true }) });
+      await api(keys, '/contacts', { method: 'POST', body: JSON.stringify({ email: 'ann@example.com' }) });
+
+      await page.goto(`/app/projects/${projectId}/workflows/${wf.id}/executions`);
+      await page.getByText('No executions yet').waitFor();
+      // An unknown contact: the API's 404, shown in the dialog.
+      await page.getByRole('button', { name: 'Start for a contact' }).first().click();
+      const start = page.getByRole('dialog', { name: 'Start for a contact' });
+      await start.getByLabel('Contact email').fill('nobody@example.com');
+      await start.getByRole('button', { name: 'Start' }).click();
+      await start.getByRole('alert').waitFor();
+      await start.getByLabel('Contact email').fill('ann@example.com');
+      await start.getByRole('button', { name: 'Start' }).click();
+      await start.waitFor({ state: 'detached' });
+      const row = page.getByRole('row', { name: /ann@example\.com/ });
+      await expect.poll(() => row.textContent(), POLL).toContain('Waiting');
+      const timeline = page.getByRole('complementary', { name: 'Execution timeline' });
+      await expect.poll(() => timeline.textContent(), POLL).toContain('Wait for pong');
+      await e.screenshot(page, 'workflow-executions');
+
+      // Cancel it, with a confirmation.
+      await row.getByRole('button', { name: 'Cancel the execution for ann@example.com' }).click();
+      await page.getByRole('dialog', { name: 'Cancel this execution?' }).getByRole('button', { name: 'Cancel execution' }).click();
+      await expect.poll(() => row.textContent(), POLL).toContain('Cancelled');
+      // The status filter lives in the URL.
+      await page.getByLabel('Status').selectOption('WAITING');
+      await page.getByText('No execution with this status').waitFor();
+      expect(new URL(page.url()).searchParams.get('status')).toBe('WAITING');
+
+      // Cancel all: a second run, then every active one cancelled.
+      await api(keys, `/workflows/${wf.id}/executions`, { method: 'POST', body: JSON.stringify({ email: 'bob@example.com' }) }).catch(async () => {
+        await api(keys, '/contacts', { method: 'POST', body: JSON.stringify({ email: 'bob@example.com' }) });
+        await api(keys, `/workflows/${wf.id}/executions`, { method: 'POST', body: JSON.stringify({ email: 'bob@example.com' }) });
+      });
+      await page.getByLabel('Status').selectOption('');
+      await expect.poll(() => page.getByRole('row', { name: /bob@example\.com/ }).textContent(), POLL).toContain('Waiting');
+      await page.getByRole('button', { name: 'Cancel all' }).click();
+      await page.getByRole('dialog', { name: 'Cancel every active execution?' }).getByRole('button', { name: 'Cancel all executions' }).click();
+      await expect.poll(() => page.getByRole('row', { name: /bob@example\.com/ }).textContent(), POLL).toContain('Cancelled');
+
+      // Duplicate, then delete the copy after confirming.
+      await page.goto(`/app/projects/${projectId}/workflows`);
+      await page.getByRole('button', { name: 'Duplicate Waiter' }).click();
+      const copy = page.getByRole('row', { name: /Waiter \(Copy\)/ });
+      await expect.poll(() => copy.textContent(), POLL).toContain('Disabled');
+      await copy.getByRole('button', { name: 'Delete Waiter (Copy)' }).click();
+      const confirmDelete = page.getByRole('dialog', { name: 'Delete Waiter (Copy)?' });
+      expect(await confirmDelete.textContent()).toMatch(/2 steps/);
+      await confirmDelete.getByRole('button', { name: 'Delete workflow' }).click();
+      await confirmDelete.waitFor({ state: 'detached' });
+      await expect.poll(() => copy.count(), POLL).toBe(0);
+      const list = await api<{ data: { name: string }[] }>(keys, '/workflows');
+      expect(list.data.map((w) => w.name)).toEqual(['Waiter']);
+      // Search is in the URL.
+      await page.getByLabel('Search workflows').fill('nothing-like-it');
+      await page.getByText('No workflow matches').waitFor();
+      expect(new URL(page.url()).searchParams.get('search')).toBe('nothing-like-it');
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+});
