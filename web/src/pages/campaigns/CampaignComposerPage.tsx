@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ArrowLeft, FlaskConical, Send } from 'lucide-react';
-import { type FormEvent, useEffect, useId, useState } from 'react';
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import type { components } from '@/api/schema';
@@ -190,6 +190,8 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
   const [testing, setTesting] = useState(false);
   const [localError, setLocalError] = useState<ApiError>();
   const segments = useSegments();
+  // A new campaign saved by "Send…" or "Send test" before the URL changes: later saves update it.
+  const createdId = useRef<string | undefined>(undefined);
   const set = (patch: Partial<ComposerForm>) => setForm((f) => ({ ...f, ...patch }));
   const dirty = !saved || JSON.stringify(form) !== JSON.stringify(saved);
   const filteredStored = campaign?.audienceType === 'FILTERED';
@@ -211,8 +213,10 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
     mutationFn: async (f: ComposerForm): Promise<Campaign> => {
       if (!f.from.trim()) throw new ApiError(422, 'VALIDATION_ERROR', 'A campaign needs a From address', undefined, [{ field: 'from', message: 'A campaign needs a From address' }]);
       if (f.audienceType === 'SEGMENT' && !f.segmentId) throw new ApiError(422, 'VALIDATION_ERROR', 'Choose a segment', undefined, [{ field: 'segmentId', message: 'Choose a segment' }]);
-      if (campaign) return unwrap(api.PUT('/campaigns/{id}', { params: { path: { id: campaign.id } }, body: body(f) }));
+      const id = campaign?.id ?? createdId.current;
+      if (id) return unwrap(api.PUT('/campaigns/{id}', { params: { path: { id } }, body: body(f) }));
       const created = await unwrap(api.POST('/campaigns', { body: body(f) }));
+      createdId.current = created.data.id;
       return created.data;
     },
     onSuccess: (c) => {
@@ -224,7 +228,8 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
 
   /** Saves pending changes and answers the campaign's id (for send and test). */
   const prepare = async (): Promise<string> => {
-    if (campaign && !dirty) return campaign.id;
+    const id = campaign?.id ?? createdId.current;
+    if (id && !dirty) return id;
     const c = await save.mutateAsync(form);
     return c.id;
   };

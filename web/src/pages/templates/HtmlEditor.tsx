@@ -70,7 +70,9 @@ export const HtmlEditor = forwardRef<HtmlEditorHandle, Props>(function HtmlEdito
 
   const keysExtension = (keys: string[]): Extension => {
     const all = [...new Set([...RESERVED_VARIABLES, ...keys])];
-    return [EditorState.languageData.of(() => [{ autocomplete: variableCompletions(all) }]), unknownUnderline(new Set(all))];
+    // One source object: autocompletion keeps a source's results by its identity.
+    const data = [{ autocomplete: variableCompletions(all) }];
+    return [EditorState.languageData.of(() => data), unknownUnderline(new Set(all))];
   };
 
   useEffect(() => {

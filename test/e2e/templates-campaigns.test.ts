@@ -1,0 +1,157 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { connect } from '../../src/db/connection.js';
+import { type E2E, signUpAndCreateProject, startE2E } from './harness.js';
+
+let e: E2E;
+beforeAll(async () => {
+  e = await startE2E();
+}, 120_000);
+afterAll(async () => {
+  await e?.close();
+});
+
+/**
+ * Marks the project's domain verified and its owner's email verified, in the server's database
+ * (as the operator CLI's verify-domain does; no DNS in the test). The harness keeps the database
+ * name to itself, so the e2e database holding this project is looked up.
+ */
+async function verifySender(projectId: string, domainId: string, ownerEmail: string): Promise<void> {
+  const admin = connect(inject('databaseUrl'), { max: 1 });
+  let names: string[];
+  try {
+    const { rows } = await sql<{ datname: string }>`SELECT datname FROM pg_database WHERE datname LIKE 'mp_e2e_%'`.execute(admin.db);
+    names = rows.map((r) => r.datname);
+  } finally {
+    await admin.close();
+  }
+  for (const name of names) {
+    const url = new URL(inject('databaseUrl'));
+    url.pathname = `/${name}`;
+    const db = connect(url.toString(), { max: 1 });
+    try {
+      const { rows } = await sql<{ ok: number }>`SELECT 1 AS ok FROM domains WHERE id = ${domainId}::uuid AND project_id = ${projectId}::uuid`.execute(db.db);
+      if (rows.length === 0) continue;
+      await sql`UPDATE domains SET verified = true, verified_at = now() WHERE id = ${domainId}::uuid`.execute(db.db);
+      await sql`UPDATE users SET email_verified_at = now() WHERE email = ${ownerEmail} AND email_verified_at IS NULL`.execute(db.db);
+      return;
+    } catch {
+      // Another test's database that is being dropped, or not migrated yet: not ours.
+    } finally {
+      await db.close();
+    }
+  }
+  throw new Error(`no e2e database holds project ${projectId}`);
+}
+
+describe('dashboard: templates and campaigns in a real browser', () => {
+  it('writes a template previewed as a contact, sends a campaign from it to all contacts and shows its results', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const owner = `owner-${Date.now()}@example.com`;
+      const projectId = await signUpAndCreateProject(page, owner, 'Newsletter Co');
+      const projects = (await (await page.request.get('/users/@me/projects')).json()) as { id: string; secret: string }[];
+      const secret = projects.find((p) => p.id === projectId)?.secret;
+      expect(secret).toMatch(/^sk_/);
+      const call = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(`${e.base}${path}`, { method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const json = res.status === 204 ? undefined : await res.json();
+        if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+        return json as Record<string, unknown>;
+      };
+      const domain = (await call('POST', '/domains', { domain: 'example.com' })) as { id: string };
+      await verifySender(projectId, domain.id, owner);
+      await call('POST', '/contacts', { email: 'ann@example.org', data: { firstName: 'Ann', plan: 'Pro' } });
+      await call('POST', '/contacts', { email: 'bob@example.org', data: { firstName: 'Bob', plan: 'Free' } });
+
+      // Templates: the empty list, then a new template.
+      await page.getByRole('link', { name: 'Templates' }).click();
+      await page.waitForURL(/\/templates$/);
+      await page.getByText('No templates yet').waitFor();
+      await page.getByRole('link', { name: 'New template' }).first().click();
+      await page.waitForURL(/\/templates\/new$/);
+      await page.getByLabel('Name', { exact: true }).fill('Monthly news');
+      await page.getByLabel('Subject').fill('Hello {{firstName ?? "there"}}');
+      await page.getByLabel('From address').fill('news@example.com');
+      await page.getByRole('textbox', { name: 'HTML body' }).fill('<h1>Hi {{firstName ?? "there"}} & welcome</h1>\n<p id="plan">Your plan: {{plan}}</p>\n<p>{{favoriteColour}}</p>');
+
+      // The preview renders as the newest contact at first (Bob), then as the contact picked by email.
+      const preview = page.frameLocator('iframe[title="Email preview"]');
+      await expect.poll(() => preview.locator('h1').textContent()).toBe('Hi Bob & welcome');
+      await page.getByLabel('Preview as contact').fill('ann@');
+      await page.getByRole('option', { name: 'ann@example.org' }).click();
+      await expect.poll(() => preview.locator('h1').textContent()).toBe('Hi Ann & welcome');
+      await expect.poll(() => preview.locator('#plan').textContent()).toBe('Your plan: Pro');
+      await expect.poll(() => page.getByTestId('preview-subject').textContent()).toBe('Hello Ann');
+      expect(await page.locator('iframe[title="Email preview"]').getAttribute('sandbox')).toBe('');
+      // favoriteColour is no contact's data key: listed as unknown, and underlined in the editor.
+      await expect.poll(() => page.getByRole('list', { name: 'Unknown variables' }).textContent()).toBe('{{favoriteColour}}');
+      expect(await page.locator('.cm-unknown-variable').allTextContents()).toEqual(['{{favoriteColour}}']);
+      // Autocomplete offers the project's data keys after {{.
+      await page.getByRole('textbox', { name: 'HTML body' }).press('Control+End');
+      await page.keyboard.type('\n{{pl');
+      await page.getByRole('option', { name: /plan/ }).first().waitFor();
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+z');
+
+      await page.getByRole('button', { name: 'Create template' }).click();
+      await page.waitForURL(/\/templates\/[0-9a-f-]{36}$/);
+      const templateId = /\/templates\/([0-9a-f-]{36})$/.exec(page.url())?.[1] ?? '';
+      const stored = (await call('GET', `/templates/${templateId}`)) as { name: string; from: string; body: string };
+      expect(stored).toMatchObject({ name: 'Monthly news', from: 'news@example.com' });
+      expect(stored.body).toContain('<p id="plan">Your plan: {{plan}}</p>');
+      await expect.poll(() => preview.locator('h1').textContent()).toMatch(/^Hi (Ann|Bob) & welcome$/);
+      await e.screenshot(page, 'template-editor');
+
+      await page.getByRole('link', { name: 'Templates' }).first().click();
+      await page.getByRole('link', { name: 'Monthly news' }).waitFor();
+      await page.getByLabel('Search templates').fill('nothing like it');
+      await page.getByText('No template matches these filters.').waitFor();
+      expect(new URL(page.url()).searchParams.get('search')).toBe('nothing like it');
+      await page.getByRole('button', { name: 'Clear filters' }).click();
+      await page.getByRole('link', { name: 'Monthly news' }).waitFor();
+      await e.screenshot(page, 'templates');
+
+      // A campaign from the template, to all contacts, sent now through the confirmation.
+      await page.getByRole('link', { name: 'Monthly news' }).click();
+      await page.getByRole('link', { name: 'Use in campaign' }).click();
+      await page.waitForURL(/\/campaigns\/new\?templateId=/);
+      await expect.poll(() => page.getByLabel('Subject').inputValue()).toBe('Hello {{firstName ?? "there"}}');
+      await page.getByLabel('Campaign name').fill('November news');
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('2');
+      await page.getByRole('button', { name: 'Send…' }).click();
+      const dialog = page.getByRole('dialog');
+      await expect.poll(() => dialog.getByTestId('recipient-count').textContent()).toBe('2');
+      await dialog.getByRole('button', { name: 'Send to 2' }).click();
+      await page.waitForURL(/\/campaigns\/[0-9a-f-]{36}$/);
+      const campaignId = /\/campaigns\/([0-9a-f-]{36})$/.exec(page.url())?.[1] ?? '';
+
+      // The page follows the send (polled every second) until it is SENT with 2 sent.
+      await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 30_000 }).toBe('Sent');
+      await expect.poll(() => page.getByTestId('funnel-sent').locator('strong').textContent(), { timeout: 10_000 }).toBe('2');
+      await e.sink.waitForMessages(2, 20_000);
+      const toAnn = e.sink.messagesTo('ann@example.org');
+      const toBob = e.sink.messagesTo('bob@example.org');
+      expect(toAnn).toHaveLength(1);
+      expect(toBob).toHaveLength(1);
+      expect(toAnn[0]?.raw.toString()).toMatch(/Subject: Hello Ann/);
+      expect(toBob[0]?.raw.toString()).toMatch(/Subject: Hello Bob/);
+      const campaigns = (await call('GET', '/campaigns')) as { data: { id: string; name: string; status: string }[] };
+      expect(campaigns.data).toEqual([expect.objectContaining({ id: campaignId, name: 'November news', status: 'SENT' })]);
+      await e.screenshot(page, 'campaign');
+
+      await page.getByRole('link', { name: 'Campaigns' }).first().click();
+      await page.waitForURL(/\/campaigns$/);
+      await page.getByRole('link', { name: 'November news' }).waitFor();
+      await page.getByRole('tab', { name: 'Draft' }).click();
+      await page.getByText('No campaign matches these filters.').waitFor();
+      expect(new URL(page.url()).searchParams.get('status')).toBe('DRAFT');
+      await page.getByRole('tab', { name: 'Sent' }).click();
+      await page.getByRole('link', { name: 'November news' }).waitFor();
+      await e.screenshot(page, 'campaigns');
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+});
