@@ -106,7 +106,7 @@ export function BillingTab() {
     queryFn: () => billingCall<BillingLimits>(project.id, 'billing-limits'),
     enabled: project.role !== 'MEMBER',
     // Back from a paid checkout, the subscription arrives by Stripe's webhook a moment later.
-    refetchInterval: (q) => (checkout === 'success' && q.state.data?.plan === 'free' ? 2000 : false),
+    refetchInterval: (q) => (checkout === 'success' && q.state.data?.plan === 'free' && q.state.dataUpdateCount < 30 ? 2000 : false),
   });
   const consumption = useQuery({ queryKey: ['billing', project.id, 'consumption'], queryFn: () => billingCall<BillingConsumption>(project.id, 'billing-consumption'), enabled: project.role !== 'MEMBER' });
   const invoices = useQuery({

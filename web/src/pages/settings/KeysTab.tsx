@@ -46,7 +46,7 @@ export function KeysTab() {
           <span className="text-sm font-medium" id="public-key-label">
             Public key
           </span>
-          <div className="flex items-center gap-1" aria-labelledby="public-key-label">
+          <div role="group" className="flex items-center gap-1" aria-labelledby="public-key-label">
             <code data-testid="public-key" className="min-w-0 flex-1 truncate rounded-md bg-muted px-2 py-1.5 font-mono text-xs">
               {project.public}
             </code>
@@ -59,7 +59,7 @@ export function KeysTab() {
             Secret key
           </span>
           {project.secret ? (
-            <div className="flex items-center gap-1" aria-labelledby="secret-key-label">
+            <div role="group" className="flex items-center gap-1" aria-labelledby="secret-key-label">
               <span data-testid="secret-key" className="flex min-w-0 flex-1">
                 <SecretText value={project.secret} revealed={revealed} />
               </span>
