@@ -109,6 +109,8 @@ describe('dashboard: segments and the condition builder', () => {
       await expect.poll(() => page.getByTestId('member-count').textContent()).toBe('3');
       await expect.poll(() => memberEmails(page)).toEqual(['ann@example.com', 'bob@example.com', 'fay@example.com']);
       await page.getByText('3 members').waitFor();
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await e.screenshot(page, 'segment');
 
       // The list: name, count, tracking.
       await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Segments' }).click();
@@ -127,6 +129,7 @@ describe('dashboard: segments and the condition builder', () => {
       expect(await editedAge.getByLabel('Value').inputValue()).toBe('40');
       await editedAge.getByRole('button', { name: 'Remove condition 2.2' }).click();
       await page.getByText('Save to count the contacts matching the changed condition').waitFor();
+      expect(await seriousA11yViolations(page)).toEqual([]);
       await page.getByLabel('Track membership').click();
       await save.click();
       await expect.poll(() => page.getByTestId('member-count').textContent()).toBe('1');

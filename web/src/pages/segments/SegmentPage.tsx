@@ -18,6 +18,7 @@ import { countOf, treeToCard } from './conditions';
 import { type Segment, segmentKey, segmentsKey } from './fieldOptions';
 import { SegmentForm, type SegmentValues } from './SegmentForm';
 import { AddMembersButton, RemoveMemberButton } from './StaticMembers';
+import { Status } from './Status';
 
 const menuContent = 'z-50 min-w-48 rounded-md border border-border bg-surface p-1 shadow-md';
 const menuItem = 'flex cursor-default items-center gap-2 rounded px-2 py-1.5 outline-none data-[highlighted]:bg-muted';
@@ -103,7 +104,7 @@ function Summary({ segment: s }: { segment: Segment }) {
       </div>
       <div>
         <dt className="text-fg-muted">Membership</dt>
-        <dd className="mt-1">{s.trackMembership ? <Badge tone="ok">Tracked: entry and exit events</Badge> : <Badge>Not tracked</Badge>}</dd>
+        <dd className="mt-1">{s.trackMembership ? <Status tone="ok">Tracked: entry and exit events</Status> : <Status tone="neutral">Not tracked</Status>}</dd>
       </div>
       <div>
         <dt className="text-fg-muted">Updated</dt>
@@ -274,7 +275,7 @@ function Members({ segment: s }: { segment: Segment }) {
                   {c.email}
                 </Link>
               </TD>
-              <TD>{c.subscribed ? <Badge tone="ok">Subscribed</Badge> : <Badge>Unsubscribed</Badge>}</TD>
+              <TD>{c.subscribed ? <Status tone="ok">Subscribed</Status> : <Status tone="neutral">Unsubscribed</Status>}</TD>
               <TD numeric>{formatNumber(Object.keys(c.data).length)}</TD>
               <TD>
                 <time dateTime={c.createdAt} title={formatDateTime(c.createdAt)} className="text-fg-muted">

@@ -11,6 +11,7 @@ import { SkeletonRows, Table, TBody, TD, TH, THead, TR } from '@/components/ui/t
 import { formatDateTime, formatNumber, formatRelative } from '@/lib/format';
 import { useUrlParam } from '@/lib/url-state';
 import { segmentsKey } from './fieldOptions';
+import { Status } from './Status';
 
 /** /segments: every segment of the project (the API lists them all, newest first). */
 export function SegmentsPage() {
@@ -74,7 +75,7 @@ export function SegmentsPage() {
                     <Badge>{s.type === 'DYNAMIC' ? 'Dynamic' : 'Static'}</Badge>
                   </TD>
                   <TD numeric>{formatNumber(s.memberCount)}</TD>
-                  <TD>{s.trackMembership ? <Badge tone="ok">Tracked</Badge> : <span className="text-fg-muted">Not tracked</span>}</TD>
+                  <TD>{s.trackMembership ? <Status tone="ok">Tracked</Status> : <span className="text-fg-muted">Not tracked</span>}</TD>
                   <TD>
                     <time dateTime={s.updatedAt} title={formatDateTime(s.updatedAt)} className="text-fg-muted">
                       {formatRelative(s.updatedAt)}
