@@ -109,6 +109,19 @@ describe('dashboard: contacts', () => {
       // The events timeline shows the change the database recorded.
       await page.getByRole('list', { name: 'Events' }).getByText('contact.unsubscribed').waitFor();
       expect(await seriousA11yViolations(page)).toEqual([]);
+
+      // Change the address from the "…" menu: another contact's address is refused (409) beside the field.
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Change email' }).click();
+      const emailDialog = page.getByRole('dialog');
+      await emailDialog.getByLabel('Email').fill('bob@example.com');
+      await emailDialog.getByRole('button', { name: 'Change email' }).click();
+      await expect.poll(() => emailDialog.getByRole('alert').textContent()).toMatch(/\S/);
+      expect((await apiGet<Contact>(page, projectId, `/contacts/${adaId}`)).email).toBe('ada@example.com');
+      await emailDialog.getByLabel('Email').fill('Ada.Lovelace@example.com');
+      await emailDialog.getByRole('button', { name: 'Change email' }).click();
+      await page.getByRole('heading', { name: 'ada.lovelace@example.com' }).waitFor();
+      expect((await apiGet<Contact>(page, projectId, `/contacts/${adaId}`)).email).toBe('ada.lovelace@example.com');
       await toastsGone(page);
       await e.screenshot(page, 'contact');
 
@@ -122,7 +135,7 @@ describe('dashboard: contacts', () => {
       await page.getByText('2 contacts unsubscribed', { exact: true }).waitFor({ timeout: 20_000 });
       await expect.poll(() => page.getByRole('progressbar', { name: 'Bulk unsubscribe done' }).getAttribute('aria-valuenow')).toBe('2');
       const unsubscribed = await apiGet<{ data: Contact[]; total: number }>(page, projectId, '/contacts?subscribed=false&sort=email&dir=asc');
-      expect(unsubscribed.data.map((c) => c.email)).toEqual(['ada@example.com', 'bob@example.com', 'carol@example.com']);
+      expect(unsubscribed.data.map((c) => c.email)).toEqual(['ada.lovelace@example.com', 'bob@example.com', 'carol@example.com']);
 
       // The subscription filter shows them, from the URL.
       await page.getByLabel('Subscription').selectOption('false');

@@ -1,7 +1,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { ArrowLeft, Plus, Trash2, X } from 'lucide-react';
-import { Switch } from 'radix-ui';
-import { useMemo, useState } from 'react';
+import { ArrowLeft, MoreHorizontal, Pencil, Plus, Trash2, X } from 'lucide-react';
+import { DropdownMenu, Switch } from 'radix-ui';
+import { type FormEvent, useMemo, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import type { components } from '@/api/schema';
@@ -10,7 +10,8 @@ import { EmptyState, ErrorState, PageHeader } from '@/components/page';
 import { useToast } from '@/components/toast';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardHeader, CardTitle } from '@/components/ui/card';
-import { ConfirmDialog } from '@/components/ui/dialog';
+import { ConfirmDialog, Dialog } from '@/components/ui/dialog';
+import { Field } from '@/components/ui/field';
 import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { formatNumber } from '@/lib/format';
@@ -66,6 +67,7 @@ function ContactView({ contact }: { contact: Contact }) {
   const notify = useToast();
   const queryClient = useQueryClient();
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [editEmail, setEditEmail] = useState(false);
 
   const setSubscribed = useMutation({
     mutationFn: (subscribed: boolean) => unwrap(api.PATCH('/contacts/{id}', { params: { path: { id: contact.id } }, body: { subscribed } })),
@@ -117,9 +119,23 @@ function ContactView({ contact }: { contact: Contact }) {
               </Switch.Root>
               {contact.subscribed ? <Status tone="ok">Subscribed</Status> : <Status tone="neutral">Unsubscribed</Status>}
             </label>
-            <Button variant="secondary" onClick={() => setConfirmDelete(true)}>
-              <Trash2 /> Delete
-            </Button>
+            <DropdownMenu.Root>
+              <DropdownMenu.Trigger asChild>
+                <Button variant="secondary" size="icon" aria-label="More actions">
+                  <MoreHorizontal />
+                </Button>
+              </DropdownMenu.Trigger>
+              <DropdownMenu.Portal>
+                <DropdownMenu.Content align="end" sideOffset={4} className="z-50 min-w-44 rounded-md border border-border bg-surface p-1 shadow-md">
+                  <DropdownMenu.Item onSelect={() => setEditEmail(true)} className="flex cursor-pointer items-center gap-2 rounded-sm px-2 py-1.5 text-sm outline-none data-[highlighted]:bg-muted">
+                    <Pencil className="size-4" /> Change email
+                  </DropdownMenu.Item>
+                  <DropdownMenu.Item onSelect={() => setConfirmDelete(true)} className="flex cursor-pointer items-center gap-2 rounded-sm px-2 py-1.5 text-sm text-bad outline-none data-[highlighted]:bg-muted">
+                    <Trash2 className="size-4" /> Delete contact
+                  </DropdownMenu.Item>
+                </DropdownMenu.Content>
+              </DropdownMenu.Portal>
+            </DropdownMenu.Root>
           </>
         }
       />
@@ -129,6 +145,7 @@ function ContactView({ contact }: { contact: Contact }) {
         <EventsTimeline contact={contact} />
         <WorkflowActivity contact={contact} />
       </div>
+      {editEmail ? <EmailDialog contact={contact} onClose={() => setEditEmail(false)} /> : null}
       <ConfirmDialog
         open={confirmDelete}
         onOpenChange={setConfirmDelete}
@@ -139,6 +156,44 @@ function ContactView({ contact }: { contact: Contact }) {
         onConfirm={() => remove.mutate()}
       />
     </>
+  );
+}
+
+/** Changes the address (PATCH email; 409 when another contact of the project has it). */
+function EmailDialog({ contact, onClose }: { contact: Contact; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const notify = useToast();
+  const [email, setEmail] = useState(contact.email);
+  const save = useMutation({
+    mutationFn: () => unwrap(api.PATCH('/contacts/{id}', { params: { path: { id: contact.id } }, body: { email: email.trim() } })),
+    onSuccess: (c) => {
+      queryClient.setQueryData(contactKey(c.id), c);
+      void queryClient.invalidateQueries({ queryKey: ['contacts', 'list'] });
+      notify({ title: 'Email changed', description: c.email });
+      onClose();
+    },
+  });
+  const error = save.error instanceof ApiError ? save.error : undefined;
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
+  return (
+    <Dialog open onOpenChange={(o) => !o && onClose()} title="Change email" description="The contact keeps its data, subscription and history under the new address.">
+      <form onSubmit={submit} className="grid gap-4">
+        <Field label="Email" error={error?.fieldMessage('email') ?? (error && error.fields.length === 0 ? error.message : undefined)}>
+          <Input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoFocus />
+        </Field>
+        <div className="flex justify-end gap-2">
+          <Button variant="secondary" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" disabled={save.isPending || email.trim() === '' || email.trim().toLowerCase() === contact.email}>
+            {save.isPending ? 'Saving…' : 'Change email'}
+          </Button>
+        </div>
+      </form>
+    </Dialog>
   );
 }
 

@@ -2,7 +2,7 @@ import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { ChevronLeft, ChevronRight, Columns3, Download, Plus, Upload, UserCheck, UserMinus, Trash2 } from 'lucide-react';
 import { Popover } from 'radix-ui';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
 import { EmptyState, ErrorState, PageHeader } from '@/components/page';
@@ -43,6 +43,7 @@ export function ContactsPage() {
   const [sortParam, setSort] = useUrlParam('sort');
   const [colsParam, setCols] = useUrlParam('cols');
   const [cursor, setCursor] = useUrlParam('cursor');
+  const [, setParams] = useSearchParams();
   const subscribed = subscribedParam === 'true' || subscribedParam === 'false' ? subscribedParam : undefined;
   const sortKey: SortKey = sortParam && sortParam in SORTS ? (sortParam as SortKey) : 'createdAt.desc';
   const [sort, dir] = sortKey.split('.') as ['createdAt' | 'email', 'asc' | 'desc'];
@@ -77,6 +78,8 @@ export function ContactsPage() {
   const total = cursor ? count.data : list.isPlaceholderData ? undefined : list.data?.total;
   const fields = useQuery({ queryKey: ['contacts', 'fields'], queryFn: () => unwrap(api.GET('/contacts/fields')), staleTime: 60_000 });
   const dataKeys = (fields.data?.data ?? []).filter((f) => !f.standard);
+  // A column is right-aligned when its key holds numbers on most contacts (the type GET /contacts/fields reports).
+  const numericKeys = new Set(dataKeys.filter((f) => f.type === 'number').map((f) => f.key));
 
   // Previous pages: the cursors walked through in this view. A new filter or sort starts over,
   // and drops the selection (it was made among other contacts).
@@ -314,7 +317,18 @@ export function ContactsPage() {
             title="No contact matches"
             description="No contact matches this search and filter."
             action={
-              <Button variant="secondary" onClick={() => navigate({ search: '' })}>
+              <Button
+                variant="secondary"
+                onClick={() => {
+                  setTyped('');
+                  // One navigation (two useUrlParam setters in a row would each start from the same query string).
+                  setParams((current) => {
+                    const next = new URLSearchParams(current);
+                    for (const name of ['search', 'subscribed', 'cursor']) next.delete(name);
+                    return next;
+                  });
+                }}
+              >
                 Clear filters
               </Button>
             }
@@ -341,7 +355,9 @@ export function ContactsPage() {
                 <TH>Email</TH>
                 <TH>Subscription</TH>
                 {columns.map((c) => (
-                  <TH key={c}>{c}</TH>
+                  <TH key={c} numeric={numericKeys.has(c)}>
+                    {c}
+                  </TH>
                 ))}
                 <TH className="text-right">Created</TH>
               </tr>
@@ -362,7 +378,7 @@ export function ContactsPage() {
                     </TD>
                     <TD>{c.subscribed ? <Status tone="ok">Subscribed</Status> : <Status tone="neutral">Unsubscribed</Status>}</TD>
                     {columns.map((k) => (
-                      <TD key={k} numeric={typeof c.data[k] === 'number'} className="max-w-60 truncate">
+                      <TD key={k} numeric={numericKeys.has(k)} className="max-w-60 truncate">
                         {typeof c.data[k] === 'number' ? formatNumber(c.data[k]) : cell(c.data[k])}
                       </TD>
                     ))}
