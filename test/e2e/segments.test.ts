@@ -213,4 +213,30 @@ describe('dashboard: segments and the condition builder', () => {
       await context.close();
     }
   }, 60_000);
+
+  it('pages the members in the URL (25 a page)', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const projectId = await signUpAndCreateProject(page, `segpages-${Date.now()}@example.com`);
+      const key = await secretKey(page, projectId);
+      await Promise.all(Array.from({ length: 30 }, (_, i) => apiCall(key, 'POST', '/contacts', { email: `m${String(i).padStart(2, '0')}@example.com`, data: { batch: 'x' } })));
+      await apiCall(key, 'POST', '/contacts', { email: 'other@example.com', data: { batch: 'y' } });
+      const seg = (await apiCall(key, 'POST', '/segments', { name: 'Batch x', condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.batch', operator: 'equals', value: 'x' }] }] } })).json as { id: string };
+      await page.goto(`/app/projects/${projectId}/segments/${seg.id}`);
+      await page.getByText('30 members · page 1 of 2').waitFor();
+      const firstPage = await memberEmails(page);
+      expect(firstPage).toHaveLength(25);
+      await page.getByRole('button', { name: 'Next' }).click();
+      await page.waitForURL(/[?&]page=2/);
+      await page.getByText('30 members · page 2 of 2').waitFor();
+      const secondPage = await memberEmails(page);
+      expect(secondPage).toHaveLength(5);
+      expect([...firstPage, ...secondPage].sort()).toEqual(Array.from({ length: 30 }, (_, i) => `m${String(i).padStart(2, '0')}@example.com`));
+      expect(await page.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+      await page.goBack();
+      await page.getByText('30 members · page 1 of 2').waitFor();
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
 });
