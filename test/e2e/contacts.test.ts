@@ -197,7 +197,7 @@ describe('dashboard: contacts', () => {
       expect(lines).toHaveLength(11);
       expect(lines.slice(1).every((l) => /^c0\d@example\.com,true,/.test(l))).toBe(true);
 
-      // Select the page, then every matching contact, and delete them: two jobs (ids collected page by page).
+      // Select the page, then every matching contact beyond it, and delete them (the ids are collected page by page).
       await page.getByLabel('Search').fill('');
       await expect.poll(() => table.locator('tbody tr').count()).toBe(50);
       await table.getByRole('checkbox', { name: 'Select all contacts on this page' }).click();
@@ -211,6 +211,18 @@ describe('dashboard: contacts', () => {
       await page.getByText('60 contacts deleted', { exact: true }).waitFor({ timeout: 20_000 });
       await page.getByText('No contacts yet').waitFor();
       expect((await apiGet<{ total: number }>(page, projectId, '/contacts?limit=1')).total).toBe(0);
+
+      // A file without an email column is refused in the preview, before any upload.
+      await page.getByRole('button', { name: 'Import CSV' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('CSV file').setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from('name,plan\nAda,pro\n') });
+      await expect.poll(() => dialog.getByRole('alert').textContent()).toBe('The header row has no email column (found: name, plan).');
+      expect(await dialog.getByRole('button', { name: 'Import', exact: true }).isDisabled()).toBe(true);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+      // An unknown contact's page says so.
+      await page.goto(`/app/projects/${projectId}/contacts/00000000-0000-4000-8000-000000000000`);
+      await page.getByText('No such contact').waitFor();
     } finally {
       await context.close();
     }
