@@ -169,6 +169,23 @@ describe('dashboard: domains and settings', () => {
       await page.getByLabel('Status').selectOption('');
       await log.getByRole('cell', { name: 'webhook.test', exact: true }).waitFor();
       await e.screenshot(page, 'settings-webhooks');
+
+      // Cursor pages: 25 more pings through the API (the sk_ key), 26 deliveries = a full page and one older.
+      const endpointId = new URL(page.url()).searchParams.get('endpoint');
+      const sk = (await projects(page)).find((p) => p.id === id)?.secret;
+      for (let i = 0; i < 25; i++) {
+        const res = await fetch(`${e.base}/webhook-endpoints/${endpointId}/test`, { method: 'POST', headers: { authorization: `Bearer ${sk}` } });
+        expect(res.status).toBe(200);
+      }
+      await page.reload();
+      await expect.poll(() => log.getByRole('cell', { name: 'webhook.test', exact: true }).count()).toBe(25);
+      await page.getByRole('button', { name: 'Older' }).click();
+      await expect.poll(() => log.getByRole('cell', { name: 'webhook.test', exact: true }).count()).toBe(1);
+      expect(new URL(page.url()).searchParams.get('cursor')).toBeTruthy();
+      expect(await page.getByRole('button', { name: 'Older' }).count()).toBe(0);
+      await page.getByRole('button', { name: 'Newer' }).click();
+      await expect.poll(() => log.getByRole('cell', { name: 'webhook.test', exact: true }).count()).toBe(25);
+      expect(new URL(page.url()).searchParams.get('cursor')).toBeNull();
     } finally {
       await context.close();
     }

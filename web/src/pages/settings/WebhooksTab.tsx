@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Plus, RotateCw, Send, Trash2 } from 'lucide-react';
 import { type FormEvent, useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import type { components, paths } from '@/api/schema';
 import { useProject } from '@/app/project';
@@ -14,7 +15,6 @@ import { Field } from '@/components/ui/field';
 import { Input, Label, Select } from '@/components/ui/input';
 import { SkeletonRows, TBody, TD, TH, THead, TR, Table } from '@/components/ui/table';
 import { formatNumber } from '@/lib/format';
-import { useUrlParam } from '@/lib/url-state';
 import { CopyButton, TimeAgo } from './parts';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
@@ -128,8 +128,20 @@ const deliveryTone = (s: DeliveryStatus) => (s === 'DELIVERED' ? 'ok' : s === 'F
 
 function Deliveries({ endpoint }: { endpoint: Endpoint }) {
   const project = useProject();
-  const [status, setStatus] = useUrlParam('status');
-  const [cursor, setCursor] = useUrlParam('cursor');
+  const [params, setParams] = useSearchParams();
+  const status = params.get('status') ?? undefined;
+  const cursor = params.get('cursor') ?? undefined;
+  // The cursors of the newer pages (space-separated, '-' for the first), so "Newer" goes back one page.
+  const back = params.get('back')?.split(' ').filter(Boolean) ?? [];
+  const page = (nextCursor: string | undefined, nextBack: string[]) =>
+    setParams((current) => {
+      const copy = new URLSearchParams(current);
+      if (nextCursor) copy.set('cursor', nextCursor);
+      else copy.delete('cursor');
+      if (nextBack.length > 0) copy.set('back', nextBack.join(' '));
+      else copy.delete('back');
+      return copy;
+    });
   const filter = status === 'PENDING' || status === 'DELIVERED' || status === 'FAILED' ? status : undefined;
   const list = useQuery({
     queryKey: [...deliveriesKey(project.id, endpoint.id), filter, cursor],
@@ -145,7 +157,16 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
         </h3>
         <div className="flex items-center gap-2">
           <Label htmlFor="delivery-status">Status</Label>
-          <Select id="delivery-status" className="h-8 w-36" value={filter ?? ''} onChange={(e) => setStatus(e.target.value, { resetCursor: true })}>
+          <Select id="delivery-status" className="h-8 w-36" value={filter ?? ''} onChange={(e) =>
+              setParams((current) => {
+                const copy = new URLSearchParams(current);
+                if (e.target.value) copy.set('status', e.target.value);
+                else copy.delete('status');
+                copy.delete('cursor');
+                copy.delete('back');
+                return copy;
+              })
+            }>
             <option value="">All</option>
             <option value="PENDING">Pending</option>
             <option value="DELIVERED">Delivered</option>
@@ -210,12 +231,12 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
       )}
       <div className="flex justify-end gap-2">
         {cursor ? (
-          <Button size="sm" variant="secondary" onClick={() => setCursor(undefined)}>
-            Newest
+          <Button size="sm" variant="secondary" onClick={() => page(back.at(-1) === '-' ? undefined : back.at(-1), back.slice(0, -1))}>
+            Newer
           </Button>
         ) : null}
         {list.data?.hasMore && list.data.cursor ? (
-          <Button size="sm" variant="secondary" onClick={() => setCursor(list.data.cursor ?? undefined)}>
+          <Button size="sm" variant="secondary" onClick={() => page(list.data.cursor ?? undefined, [...back, cursor ?? '-'])}>
             Older
           </Button>
         ) : null}
@@ -324,10 +345,19 @@ function EndpointDetail({ endpoint, onSecret, onClose }: { endpoint: Endpoint; o
 /** Outgoing webhook endpoints (/webhook-endpoints), their secrets, test pings and delivery logs. */
 export function WebhooksTab() {
   const project = useProject();
-  const [selected, setSelected] = useUrlParam('endpoint');
+  const [params, setParams] = useSearchParams();
+  const selected = params.get('endpoint') ?? undefined;
+  // A selection starts its delivery log afresh (no status filter, first page).
+  const select = (id: string | undefined) =>
+    setParams((current) => {
+      const copy = new URLSearchParams(current);
+      if (id) copy.set('endpoint', id);
+      else copy.delete('endpoint');
+      for (const k of ['cursor', 'back', 'status']) copy.delete(k);
+      return copy;
+    });
   const [adding, setAdding] = useState(false);
   const [secret, setSecret] = useState<string | undefined>();
-  const [, setCursor] = useUrlParam('cursor');
   const list = useQuery({
     queryKey: endpointsKey(project.id),
     queryFn: () => unwrap(api.GET('/webhook-endpoints')),
@@ -368,9 +398,9 @@ export function WebhooksTab() {
           </THead>
           <TBody>
             {list.data.data.map((ep) => (
-              <TR key={ep.id} onClick={() => setSelected(ep.id, { resetCursor: true })} className={ep.id === selected ? 'bg-muted' : undefined}>
+              <TR key={ep.id} onClick={() => select(ep.id)} className={ep.id === selected ? 'bg-muted' : undefined}>
                 <TD className="max-w-md truncate font-mono text-xs">
-                  <button type="button" className="truncate text-left hover:underline" onClick={(e) => (e.stopPropagation(), setSelected(ep.id, { resetCursor: true }))}>
+                  <button type="button" className="truncate text-left hover:underline" onClick={(e) => (e.stopPropagation(), select(ep.id))}>
                     {ep.url}
                   </button>
                 </TD>
@@ -390,8 +420,7 @@ export function WebhooksTab() {
           endpoint={current}
           onSecret={setSecret}
           onClose={() => {
-            setCursor(undefined);
-            setSelected(undefined, { resetCursor: true });
+            select(undefined);
           }}
         />
       ) : null}
@@ -400,7 +429,7 @@ export function WebhooksTab() {
           onDone={(s, id) => {
             setAdding(false);
             if (s) setSecret(s);
-            if (id) setSelected(id, { resetCursor: true });
+            if (id) select(id);
           }}
         />
       </Dialog>
