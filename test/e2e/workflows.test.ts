@@ -30,7 +30,7 @@ async function projectKeys(page: Page, projectId: string): Promise<Keys> {
 }
 
 async function api<T>(keys: Keys, path: string, init: RequestInit = {}): Promise<T> {
-  const res = await fetch(`${e.base}${path}`, { ...init, headers: { authorization: `Bearer ${keys.secret}`, 'content-type': 'application/json', ...init.headers } });
+  const res = await fetch(`${e.base}${path}`, { ...init, headers: { authorization: `Bearer ${keys.secret}`, ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers } });
   const text = await res.text();
   if (!res.ok) throw new Error(`${path}: ${res.status} ${text}`);
   return (text ? JSON.parse(text) : undefined) as T;
@@ -124,7 +124,7 @@ describe('dashboard: workflows', () => {
       if (!box) throw new Error('no node box');
       await page.mouse.move(box.x + 40, box.y + 10);
       await page.mouse.down();
-      await page.mouse.move(box.x - 60, box.y + 60, { steps: 8 });
+      await page.mouse.move(box.x + 160, box.y + 30, { steps: 8 });
       await page.mouse.up();
       await expect
         .poll(async () => {
@@ -133,8 +133,6 @@ describe('dashboard: workflows', () => {
         }, POLL)
         .not.toBe(0);
 
-      await page.getByRole('complementary').getByRole('button', { name: /Close/ }).click().catch(() => undefined);
-      await e.screenshot(page, 'workflow-editor');
 
       // Enable, with a confirmation naming the trigger.
       await page.getByRole('switch', { name: 'Enable the workflow' }).click();
@@ -176,6 +174,12 @@ describe('dashboard: workflows', () => {
       const gold = page.getByRole('group', { name: 'Update contact step Mark gold' });
       await expect.poll(() => gold.getByLabel('Step counters').textContent(), POLL).toMatch(/^1entered0waiting1done0failed$/);
       await expect.poll(() => page.getByRole('group', { name: 'Update contact step Mark free' }).getByLabel('Step counters').textContent(), POLL).toMatch(/^0entered/);
+      // The dragged step kept its place after the reload (stored, not laid out again).
+      expect(detail.steps.find((s) => s.name === 'Mark gold')?.position.x).not.toBe(0);
+      await page.getByRole('group', { name: 'Condition step Is pro?' }).click();
+      await page.getByRole('complementary', { name: 'Step Is pro?' }).waitFor();
+      await page.waitForTimeout(300);
+      await e.screenshot(page, 'workflow-editor');
 
       // The list: enabled, counts; then a screenshot.
       await page.goto(`/app/projects/${projectId}/workflows`);
@@ -200,6 +204,17 @@ describe('dashboard: workflows', () => {
       await api(keys, `/workflows/${wf.id}/transitions`, { method: 'POST', body: JSON.stringify({ fromStepId: trigger, toStepId: wait.id }) });
       await api(keys, `/workflows/${wf.id}`, { method: 'PATCH', body: JSON.stringify({ enabled: true }) });
       await api(keys, '/contacts', { method: 'POST', body: JSON.stringify({ email: 'ann@example.com' }) });
+
+      // Enabling a workflow that cannot run: the API's 422 is listed in the confirmation, the switch stays off.
+      const empty = await api<{ id: string }>(keys, '/workflows', { method: 'POST', body: JSON.stringify({ name: 'Empty', eventName: 'never' }) });
+      await page.goto(`/app/projects/${projectId}/workflows/${empty.id}`);
+      await page.getByRole('switch', { name: 'Enable the workflow' }).click();
+      const refuse = page.getByRole('dialog', { name: 'Enable Empty?' });
+      await refuse.getByRole('button', { name: 'Enable workflow' }).click();
+      await expect.poll(() => refuse.getByRole('alert').textContent(), POLL).toMatch(/Trigger/);
+      await refuse.getByRole('button', { name: 'Cancel' }).click();
+      expect((await api<Detail>(keys, `/workflows/${empty.id}`)).enabled).toBe(false);
+      await api(keys, `/workflows/${empty.id}`, { method: 'DELETE' });
 
       await page.goto(`/app/projects/${projectId}/workflows/${wf.id}/executions`);
       await page.getByText('No executions yet').waitFor();

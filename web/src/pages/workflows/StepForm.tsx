@@ -83,7 +83,7 @@ function ConditionFields({ draft, onChange, error, triggerEvent }: Omit<Props, '
         </Select>
       </Field>
       {NO_VALUE_OPERATORS.has(draft.operator) ? null : (
-        <div className="grid grid-cols-[1fr_auto] items-start gap-2">
+        <div className={UNIT_OPERATORS.has(draft.operator) ? 'grid grid-cols-[1fr_auto] items-start gap-2' : 'grid'}>
           <Field label="Value" error={error('config.value')} hint={UNIT_OPERATORS.has(draft.operator) ? undefined : 'Numbers, true, false and null are typed; anything else is text'}>
             <Input value={draft.value} onChange={(e) => onChange({ value: e.target.value })} />
           </Field>

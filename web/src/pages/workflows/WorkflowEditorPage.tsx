@@ -38,6 +38,17 @@ import { StepChip, type WorkflowDetail, type WorkflowStep } from './parts';
 import { StepConfigFields } from './StepForm';
 
 const nodeTypes = { step: StepNodeView, slot: SlotNodeView };
+/** The step colours (STEP_STYLE) as CSS values, for the minimap's SVG. */
+const MINIMAP_COLORS: Record<StepType, string> = {
+  TRIGGER: 'var(--accent)',
+  SEND_EMAIL: 'var(--accent)',
+  DELAY: 'var(--warn)',
+  WAIT_FOR_EVENT: 'var(--warn)',
+  CONDITION: 'var(--fg)',
+  WEBHOOK: 'var(--fg-muted)',
+  UPDATE_CONTACT: 'var(--ok)',
+  EXIT: 'var(--bad)',
+};
 const edgeTypes = { insert: InsertEdgeView };
 const detailKey = (projectId: string, id: string) => ['workflows', projectId, 'detail', id] as const;
 
@@ -566,7 +577,17 @@ function Canvas({ workflow, selectedId, onSelect }: { workflow: WorkflowDetail; 
       >
         <Background gap={24} />
         <Controls showInteractive={false} />
-        <MiniMap pannable zoomable ariaLabel="Overview of the workflow" nodeStrokeWidth={2} />
+        <MiniMap
+          pannable
+          zoomable
+          ariaLabel="Overview of the workflow"
+          bgColor="var(--surface)"
+          maskColor="color-mix(in srgb, var(--muted) 60%, transparent)"
+          nodeColor={(n) => (n.type === 'step' ? MINIMAP_COLORS[(n.data as StepNodeData).type] : 'var(--border)')}
+          position="top-right"
+          style={{ width: 150, height: 100 }}
+          className="!border !border-border"
+        />
       </ReactFlow>
       {pinned.length > 0 ? (
         <Button size="sm" variant="secondary" className="absolute top-3 left-3" disabled={tidy.isPending} onClick={() => tidy.mutate()} title="Lay out every step automatically again">
