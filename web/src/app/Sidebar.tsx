@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { Check, ChevronsUpDown, LogOut, Moon, Plus, Sun } from 'lucide-react';
+import { Check, ChevronsUpDown, LogOut, Moon, Plus, Sun, UserCog } from 'lucide-react';
 import { DropdownMenu as M } from 'radix-ui';
 import { useState } from 'react';
 import { NavLink, useNavigate } from 'react-router';
@@ -83,6 +83,9 @@ function UserMenu() {
         <M.Content side="top" align="start" className={menuContent}>
           <M.Item className={menuItem} onSelect={toggle}>
             {theme === 'dark' ? <Sun className="size-4" /> : <Moon className="size-4" />} {theme === 'dark' ? 'Light theme' : 'Dark theme'}
+          </M.Item>
+          <M.Item className={menuItem} onSelect={() => void navigate('/settings')}>
+            <UserCog className="size-4" /> Account settings
           </M.Item>
           <M.Item className={menuItem} onSelect={() => logout.mutate()}>
             <LogOut className="size-4" /> Sign out
