@@ -130,6 +130,13 @@ describe('dashboard: segments and the condition builder', () => {
       await editedAge.getByRole('button', { name: 'Remove condition 2.2' }).click();
       await page.getByText('Save to count the contacts matching the changed condition').waitFor();
       expect(await seriousA11yViolations(page)).toEqual([]);
+      // Unsaved: leaving asks first; the members tab keeps the edit.
+      await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Segments' }).click();
+      await page.getByRole('dialog', { name: 'Leave without saving?' }).getByRole('button', { name: 'Cancel' }).click();
+      expect(page.url()).toMatch(/\/segments\/[0-9a-f-]{36}\?tab=definition$/);
+      await page.getByRole('tab', { name: 'Members' }).click();
+      await page.getByRole('tab', { name: 'Condition and settings' }).click();
+      expect(await page.getByRole('group', { name: 'Condition 2.2', exact: true }).count()).toBe(0);
       await page.getByLabel('Track membership').click();
       await save.click();
       await expect.poll(() => page.getByTestId('member-count').textContent()).toBe('1');

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
@@ -36,9 +36,13 @@ export function NewSegmentPage() {
         title: `Segment “${segment.name}” created`,
         description: segment.type === 'DYNAMIC' ? countOf(segment.memberCount, 'matching contact', 'matching contacts') : 'Add its contacts by email from its members list',
       });
-      void navigate(projectPath(project, `segments/${segment.id}`));
     },
   });
+  // After the render that marks the form saved, so leaving it does not ask for confirmation.
+  const created = create.data?.id;
+  useEffect(() => {
+    if (created) void navigate(projectPath(project, `segments/${created}`));
+  }, [created, navigate, project]);
   return (
     <>
       <PageHeader
@@ -55,6 +59,7 @@ export function NewSegmentPage() {
         chooseType
         submitLabel="Create segment"
         pending={create.isPending}
+        saved={create.isSuccess}
         error={create.error}
         onSubmit={(values) => create.mutate(values)}
         countSlot={() => <span className="text-xs text-fg-muted">Matching contacts are counted when the segment is saved</span>}

@@ -1,9 +1,11 @@
 import { Switch } from 'radix-ui';
 import { type FormEvent, type ReactNode, useId, useMemo, useState } from 'react';
+import { useBlocker } from 'react-router';
 import { ApiError } from '@/api/client';
 import { ErrorState } from '@/components/page';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardHeader, CardTitle } from '@/components/ui/card';
+import { ConfirmDialog } from '@/components/ui/dialog';
 import { Field } from '@/components/ui/field';
 import { Input, Label, Textarea } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
@@ -35,10 +37,12 @@ interface SegmentFormProps {
   countSlot?: (dirty: boolean) => ReactNode;
   /** Editing a saved segment: the form tells whether it has unsaved changes (remount it after a save). */
   editing?: boolean;
+  /** The form's values were saved: leaving the page no longer asks for confirmation. */
+  saved?: boolean;
 }
 
 /** Name, description, tracking and the condition of a segment: the form of the new and edit pages. */
-export function SegmentForm({ initial, segmentId, submitLabel, pending, error, onSubmit, countSlot, editing = false, chooseType = false }: SegmentFormProps) {
+export function SegmentForm({ initial, segmentId, submitLabel, pending, error, onSubmit, countSlot, editing = false, chooseType = false, saved = false }: SegmentFormProps) {
   const fields = useFieldOptions(segmentId);
   const [type, setType] = useState(initial.type);
   const [name, setName] = useState(initial.name);
@@ -63,7 +67,13 @@ export function SegmentForm({ initial, segmentId, submitLabel, pending, error, o
     () => JSON.stringify({ ...initial, card: undefined, ...(initial.card ? { condition: cardToTree(initial.card, fields.types).tree } : {}) }),
     [initial, fields.types],
   );
-  const dirty = editing ? JSON.stringify({ ...current, card: undefined }) !== start : true;
+  const changed = JSON.stringify({ ...current, card: undefined }) !== start;
+  const dirty = editing ? changed : true;
+  // Leaving the page (another path; tabs and pages of this one keep the form) with changes asks first.
+  const blocker = useBlocker(
+    ({ currentLocation, nextLocation }) =>
+      changed && !saved && currentLocation.pathname !== nextLocation.pathname && !(nextLocation.state as { discard?: boolean } | null)?.discard,
+  );
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -78,6 +88,16 @@ export function SegmentForm({ initial, segmentId, submitLabel, pending, error, o
 
   return (
     <form onSubmit={submit} className="grid gap-6" noValidate>
+      <ConfirmDialog
+        open={blocker.state === 'blocked'}
+        onOpenChange={(open) => {
+          if (!open && blocker.state === 'blocked') blocker.reset();
+        }}
+        title="Leave without saving?"
+        description={editing ? 'Your changes to this segment are not saved and will be lost.' : 'The segment has not been created; what you entered will be lost.'}
+        confirmLabel="Leave"
+        onConfirm={() => blocker.state === 'blocked' && blocker.proceed()}
+      />
       <Card>
         <CardHeader>
           <CardTitle>Details</CardTitle>

@@ -79,7 +79,8 @@ export function SegmentPage() {
         <Tabs.Content value="members">
           <Members segment={s} />
         </Tabs.Content>
-        <Tabs.Content value="definition">
+        {/* Kept mounted: edits survive a look at the members. */}
+        <Tabs.Content value="definition" forceMount className="data-[state=inactive]:hidden">
           <Definition key={s.updatedAt} segment={s} />
         </Tabs.Content>
       </Tabs.Root>
@@ -154,7 +155,8 @@ function Actions({ segment: s }: { segment: Segment }) {
       queryClient.removeQueries({ queryKey: segmentKey(project.id, s.id) });
       void queryClient.invalidateQueries({ queryKey: segmentsKey(project.id) });
       toast({ title: `Segment “${s.name}” deleted` });
-      void navigate(projectPath(project, 'segments'));
+      // Unsaved edits of a deleted segment are not worth a "leave without saving?".
+      void navigate(projectPath(project, 'segments'), { state: { discard: true } });
     },
   });
   const tracked = s.type === 'DYNAMIC' && s.trackMembership;
