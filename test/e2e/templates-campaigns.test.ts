@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { connect } from '../../src/db/connection.js';
@@ -45,23 +46,32 @@ async function verifySender(projectId: string, domainId: string, ownerEmail: str
   throw new Error(`no e2e database holds project ${projectId}`);
 }
 
+/** A signed-up owner's project with a verified sender domain (one per project: a domain verified by one project is refused to others) and its secret key as `call`. */
+async function setUpProject(page: import('playwright-core').Page, projectName: string, sendingDomain: string) {
+  const owner = `owner-${Date.now()}-${Math.random().toString(36).slice(2, 6)}@example.com`;
+  const projectId = await signUpAndCreateProject(page, owner, projectName);
+  const projects = (await (await page.request.get('/users/@me/projects')).json()) as { id: string; secret: string }[];
+  const secret = projects.find((p) => p.id === projectId)?.secret;
+  expect(secret).toMatch(/^sk_/);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${e.base}${path}`, { method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = res.status === 204 ? undefined : await res.json();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json as Record<string, unknown>;
+  };
+  const domain = (await call('POST', '/domains', { domain: sendingDomain })) as { id: string };
+  await verifySender(projectId, domain.id, owner);
+  return { projectId, owner, call };
+}
+
+/** A 2×1 PNG. */
+const png = () => sharp({ create: { width: 2, height: 1, channels: 3, background: '#3366ff' } }).png().toBuffer();
+
 describe('dashboard: templates and campaigns in a real browser', () => {
   it('writes a template previewed as a contact, sends a campaign from it to all contacts and shows its results', async () => {
     const { context, page } = await e.newPage();
     try {
-      const owner = `owner-${Date.now()}@example.com`;
-      const projectId = await signUpAndCreateProject(page, owner, 'Newsletter Co');
-      const projects = (await (await page.request.get('/users/@me/projects')).json()) as { id: string; secret: string }[];
-      const secret = projects.find((p) => p.id === projectId)?.secret;
-      expect(secret).toMatch(/^sk_/);
-      const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${e.base}${path}`, { method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-        const json = res.status === 204 ? undefined : await res.json();
-        if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-        return json as Record<string, unknown>;
-      };
-      const domain = (await call('POST', '/domains', { domain: 'example.com' })) as { id: string };
-      await verifySender(projectId, domain.id, owner);
+      const { call } = await setUpProject(page, 'Newsletter Co', 'example.com');
       await call('POST', '/contacts', { email: 'ann@example.org', data: { firstName: 'Ann', plan: 'Pro' } });
       await call('POST', '/contacts', { email: 'bob@example.org', data: { firstName: 'Bob', plan: 'Free' } });
 
@@ -154,4 +164,96 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await context.close();
     }
   }, 180_000);
+
+  it('refuses an unverified sender beside its field, uploads an image into the body, duplicates and deletes a template behind a confirmation', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const { projectId, call } = await setUpProject(page, 'Images', 'images.example');
+      await page.goto(`/app/projects/${projectId}/templates/new`);
+      await page.getByLabel('Name', { exact: true }).fill('Welcome');
+      await page.getByLabel('From address').fill('hi@not-verified.example');
+      await page.getByRole('button', { name: 'Create template' }).click();
+      // The API's 403 about the sender domain is shown under the From field.
+      await expect.poll(() => page.getByRole('alert').filter({ hasText: 'not-verified.example' }).count()).toBe(1);
+      expect(page.url()).toMatch(/\/templates\/new$/);
+      await page.getByLabel('From address').fill('hi@images.example');
+
+      await page.getByLabel('Image file').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: await png() });
+      await expect.poll(() => page.getByRole('textbox', { name: 'HTML body' }).textContent()).toMatch(/<img src="http:\/\/127\.0\.0\.1:\d+\/files\/[0-9a-f-]+\.png" alt="logo" width="2"/);
+      const src = (await page.frameLocator('iframe[title="Email preview"]').locator('img').getAttribute('src')) ?? '';
+      expect((await fetch(src)).headers.get('content-type')).toBe('image/png');
+      await page.getByRole('button', { name: 'Create template' }).click();
+      await page.waitForURL(/\/templates\/[0-9a-f-]{36}$/);
+
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Duplicate' }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Welcome (copy)');
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Delete…' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByText('No workflow or campaign uses it.').waitFor();
+      expect(await dialog.textContent()).toContain('“Welcome (copy)” is deleted for good');
+      await dialog.getByRole('button', { name: 'Delete template' }).click();
+      await page.waitForURL(/\/templates$/);
+      await page.getByRole('link', { name: 'Welcome', exact: true }).waitFor();
+      const list = (await call('GET', '/templates')) as { data: { name: string }[] };
+      expect(list.data.map((t) => t.name)).toEqual(['Welcome']);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('schedules a campaign to a segment, sends a test, cancels it behind a confirmation and duplicates it as a draft', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const { projectId, call } = await setUpProject(page, 'Schedules', 'vip.example');
+      await call('POST', '/contacts', { email: 'vip@example.org', data: { firstName: 'Vera', tier: 'vip' } });
+      await call('POST', '/contacts', { email: 'other@example.org', data: { firstName: 'Otto', tier: 'basic' } });
+      const segment = (await call('POST', '/segments', { name: 'VIPs', condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.tier', operator: 'equals', value: 'vip' }] }] } })) as { id: string };
+
+      await page.goto(`/app/projects/${projectId}/campaigns/new`);
+      await page.getByLabel('Campaign name').fill('VIP preview');
+      await page.getByLabel('Subject').fill('For you, {{firstName}}');
+      await page.getByLabel('From address').fill('club@vip.example');
+      await page.getByRole('textbox', { name: 'HTML body' }).fill('<p>Early access for {{firstName}}</p>');
+      await page.getByLabel('A segment').check();
+      await page.getByLabel('Segment', { exact: true }).selectOption({ label: 'VIPs (1)' });
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('1');
+
+      // A test email first (the draft is saved on the way), to an address of the user's choice.
+      await page.getByRole('button', { name: 'Send test' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Send to').fill('vip@example.org');
+      await dialog.getByRole('button', { name: 'Send test' }).click();
+      await expect.poll(() => e.sink.messagesTo('vip@example.org').length, { timeout: 20_000 }).toBe(1);
+      expect(e.sink.messagesTo('vip@example.org')[0]?.raw.toString()).toMatch(/Subject: For you, Vera/);
+
+      await page.getByRole('button', { name: 'Send…' }).click();
+      await expect.poll(() => dialog.getByTestId('recipient-count').textContent()).toBe('1');
+      await dialog.getByLabel('Schedule for later').check();
+      await dialog.getByLabel(/Send at/).fill('2099-06-01T09:30');
+      await dialog.getByRole('button', { name: 'Schedule' }).click();
+      await page.waitForURL(/\/campaigns\/[0-9a-f-]{36}$/);
+      await expect.poll(() => page.getByTestId('campaign-status').textContent()).toBe('Scheduled');
+      const campaigns = (await call('GET', '/campaigns')) as { data: { id: string; status: string; scheduledFor: string; audienceType: string; segmentId: string }[] };
+      // One campaign: the draft saved for the test was sent, not created again. The browser runs in UTC.
+      expect(campaigns.data).toEqual([expect.objectContaining({ status: 'SCHEDULED', audienceType: 'SEGMENT', segmentId: segment.id })]);
+      expect(Date.parse(campaigns.data[0]?.scheduledFor ?? '')).toBe(Date.parse('2099-06-01T09:30:00Z'));
+
+      await page.getByRole('button', { name: 'Cancel campaign' }).click();
+      expect(await dialog.textContent()).toContain('cannot be sent again');
+      await dialog.getByRole('button', { name: 'Cancel campaign' }).click();
+      await expect.poll(() => page.getByTestId('campaign-status').textContent()).toBe('Cancelled');
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Duplicate' }).click();
+      await page.waitForURL(/\/campaigns\/[0-9a-f-]{36}\/edit$/);
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('VIP preview (copy)');
+      await expect.poll(() => page.getByLabel('Subject').inputValue()).toBe('For you, {{firstName}}');
+      await page.getByRole('link', { name: 'Campaigns', exact: true }).first().click();
+      await page.getByRole('tab', { name: 'Cancelled' }).click();
+      await page.getByRole('link', { name: 'VIP preview', exact: true }).waitFor();
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
 });
