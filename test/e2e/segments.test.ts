@@ -150,6 +150,18 @@ describe('dashboard: segments and the condition builder', () => {
       await page.getByRole('button', { name: 'Compute now' }).click();
       await page.getByText('1 member: 1 entered, 0 left', { exact: true }).waitFor();
 
+      // Duplicate: a new untracked segment with the same condition, opened on its definition.
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Duplicate' }).click();
+      await page.waitForURL((url) => url.search === '?tab=definition' && !url.pathname.endsWith(segmentId));
+      const copyId = /\/segments\/([0-9a-f-]{36})/.exec(page.url())?.[1] ?? '';
+      const copy = (await apiCall(key, 'GET', `/segments/${copyId}`)).json as { name: string; trackMembership: boolean; condition: unknown; memberCount: number };
+      expect(copy).toMatchObject({ name: 'Pro in DE or over 40 (copy)', trackMembership: false, condition: updated.condition, memberCount: 1 });
+      expect(await page.getByLabel('Name').inputValue()).toBe('Pro in DE or over 40 (copy)');
+      expect((await apiCall(key, 'DELETE', `/segments/${copyId}`)).status).toBe(204);
+      await page.goBack();
+      await page.waitForURL((url) => url.pathname.endsWith(segmentId));
+
       // Delete, confirmed by a dialog naming the segment.
       await page.getByRole('button', { name: 'More actions' }).click();
       await page.getByRole('menuitem', { name: 'Delete segment' }).click();

@@ -48,6 +48,12 @@ interface BuilderProps {
  * email engagement, segments), the operators of that field's type, and the value input the
  * operator needs (text, number, date, true/false, a duration with its unit, or none). Edits go
  * through conditions.ts; the page turns the card into the API's tree with `cardToTree`.
+ *
+ * Reuse (a campaign's FILTERED audience): `const fields = useFieldOptions()`, state
+ * `treeToCard(stored)` or `emptyCard()`, `<ConditionBuilder value={card} onChange={setCard}
+ * fields={fields} problems={...} />`; on submit `validateCard(card, fields.types)` (block when not
+ * empty) and send `cardToTree(card, fields.types).tree`, keeping its `paths` to place a 422 with
+ * `placeApiErrors(error.fields, 'audienceCondition', paths, card.id)`.
  */
 export function ConditionBuilder({ value, onChange, fields, problems = [], disabled }: BuilderProps) {
   return <CardView card={value} path={[]} root={value} onChange={onChange} fields={fields} problems={problems} disabled={disabled} />;

@@ -1,5 +1,5 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { ChevronLeft, ChevronRight, Cpu, MoreHorizontal, RefreshCw, Trash2 } from 'lucide-react';
+import { ChevronLeft, ChevronRight, Copy, Cpu, MoreHorizontal, RefreshCw, Trash2 } from 'lucide-react';
 import { DropdownMenu as M, Tabs } from 'radix-ui';
 import { useMemo, useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
@@ -159,6 +159,21 @@ function Actions({ segment: s }: { segment: Segment }) {
       void navigate(projectPath(project, 'segments'), { state: { discard: true } });
     },
   });
+  const duplicate = useMutation({
+    mutationFn: () =>
+      unwrap(
+        api.POST('/segments', {
+          body: { name: `${s.name} (copy)`.slice(0, 100), description: s.description, type: 'DYNAMIC', condition: s.condition ?? { logic: 'AND', groups: [] } },
+        }),
+      ),
+    onSuccess: (copy) => {
+      queryClient.setQueryData(segmentKey(project.id, copy.id), copy);
+      void queryClient.invalidateQueries({ queryKey: segmentsKey(project.id) });
+      toast({ title: `Segment duplicated as “${copy.name}”`, description: countOf(copy.memberCount, 'matching contact', 'matching contacts') });
+      void navigate(`${projectPath(project, `segments/${copy.id}`)}?tab=definition`);
+    },
+    onError: (e) => toast({ title: 'The segment could not be duplicated', description: e.message, tone: 'bad' }),
+  });
   const tracked = s.type === 'DYNAMIC' && s.trackMembership;
 
   return (
@@ -177,6 +192,11 @@ function Actions({ segment: s }: { segment: Segment }) {
         </M.Trigger>
         <M.Portal>
           <M.Content align="end" className={menuContent}>
+            {s.type === 'DYNAMIC' ? (
+              <M.Item className={menuItem} disabled={duplicate.isPending} onSelect={() => duplicate.mutate()}>
+                <Copy aria-hidden className="size-4" /> Duplicate
+              </M.Item>
+            ) : null}
             <M.Item className={`${menuItem} text-bad`} onSelect={() => setConfirming(true)}>
               <Trash2 aria-hidden className="size-4" /> Delete segment
             </M.Item>
