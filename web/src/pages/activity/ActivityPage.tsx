@@ -40,8 +40,7 @@ function TypeFilter({ value, onChange }: { value: string | undefined; onChange: 
       <Label id="activity-types-label">Types</Label>
       <M.Root modal={false}>
         <M.Trigger
-          aria-labelledby="activity-types-label"
-          aria-describedby="activity-types-value"
+          aria-labelledby="activity-types-label activity-types-value"
           className="flex h-9 min-w-44 items-center justify-between gap-2 rounded-md border border-border bg-surface px-3 text-left"
         >
           <span id="activity-types-value" className="truncate">

@@ -4,7 +4,6 @@ import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, X
 import { api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
 import { EmptyState, ErrorState, PageHeader } from '@/components/page';
-import { Badge } from '@/components/ui/badge';
 import { Card, CardBody, CardHeader, CardTitle } from '@/components/ui/card';
 import { Input, Label, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
@@ -298,7 +297,7 @@ function TopCampaigns() {
   );
 }
 
-const STATUS_TONE = { DRAFT: 'neutral', SCHEDULED: 'warn', SENDING: 'accent', SENT: 'ok', CANCELLED: 'neutral' } as const;
+const STATUS_DOT = { DRAFT: 'bg-fg-muted', SCHEDULED: 'bg-warn', SENDING: 'bg-accent', SENT: 'bg-ok', CANCELLED: 'bg-border' } as const;
 
 function CampaignStats() {
   const project = useProject();
@@ -333,13 +332,16 @@ function CampaignStats() {
                 </div>
               ))}
             </dl>
-            <div className="flex flex-wrap gap-2" aria-label="Campaigns by state">
+            <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs" aria-label="Campaigns by state">
               {Object.entries(stats.data.byStatus).map(([status, count]) => (
-                <Badge key={status} tone={STATUS_TONE[status as keyof typeof STATUS_TONE] ?? 'neutral'}>
-                  {status.toLowerCase()} <span className="tabular-nums">{formatNumber(count)}</span>
-                </Badge>
+                <li key={status} className="inline-flex items-center gap-1.5">
+                  {/* The state's colour on a dot: the text stays at full contrast. */}
+                  <span className={cn('size-2 rounded-full', STATUS_DOT[status as keyof typeof STATUS_DOT] ?? 'bg-fg-muted')} aria-hidden />
+                  <span className="text-fg-muted">{status.toLowerCase()}</span>
+                  <span className="font-medium tabular-nums">{formatNumber(count)}</span>
+                </li>
               ))}
-            </div>
+            </ul>
             <p className="text-xs text-fg-muted">Averages are of each campaign&apos;s rates, over the campaigns that sent email.</p>
           </div>
         )}

@@ -20,8 +20,9 @@ export function TrendBadge({ direction, text, better = 'up', against }: { direct
   const good = better === 'neither' || direction === 'flat' ? undefined : (direction === 'up' || direction === 'new') === (better === 'up');
   const Icon = direction === 'new' ? Sparkles : direction === 'up' ? ArrowUpRight : direction === 'down' ? ArrowDownRight : ArrowRight;
   return (
-    <span className={cn('inline-flex items-center gap-0.5 text-xs font-medium tabular-nums', good === true ? 'text-ok' : good === false ? 'text-bad' : 'text-fg-muted')} title={`Compared with ${against}`}>
-      <Icon className="size-3.5" aria-hidden />
+    <span className="inline-flex items-center gap-0.5 text-xs font-medium text-fg tabular-nums" title={`Compared with ${against}`}>
+      {/* The colour on the arrow only: small green text is below the contrast text needs. */}
+      <Icon className={cn('size-3.5', good === true ? 'text-ok' : good === false ? 'text-bad' : 'text-fg-muted')} aria-hidden />
       {text}
       <span className="sr-only"> compared with {against}</span>
     </span>
