@@ -62,6 +62,7 @@ describe('dashboard: contacts', () => {
       expect(await dialog.getByText('4 imported · 1 failed').count()).toBe(1);
       const errors = dialog.getByRole('list', { name: 'Row errors' });
       expect(await errors.textContent()).toMatch(/Row 4.*Invalid email "not-an-email"/);
+      await e.screenshot(page, 'contacts-import');
       await dialog.getByRole('button', { name: 'Done' }).click();
 
       const table = page.getByRole('table', { name: 'Contacts' });

@@ -113,9 +113,9 @@ function ContactView({ contact }: { contact: Contact }) {
                 disabled={setSubscribed.isPending}
                 onCheckedChange={(v) => setSubscribed.mutate(v)}
                 aria-label="Subscribed"
-                className="relative h-5 w-9 rounded-full bg-muted outline-none data-[state=checked]:bg-ok disabled:opacity-50"
+                className="relative h-5 w-9 rounded-full border border-border bg-muted outline-none focus-visible:ring-2 focus-visible:ring-accent data-[state=checked]:border-ok data-[state=checked]:bg-ok disabled:opacity-50"
               >
-                <Switch.Thumb className="block size-4 translate-x-0.5 rounded-full bg-surface shadow transition-transform data-[state=checked]:translate-x-[18px]" />
+                <Switch.Thumb className="block size-4 translate-x-0.5 rounded-full bg-surface shadow transition-transform data-[state=checked]:translate-x-4" />
               </Switch.Root>
               {contact.subscribed ? <Status tone="ok">Subscribed</Status> : <Status tone="neutral">Unsubscribed</Status>}
             </label>

@@ -205,15 +205,14 @@ export function ImportDialog({ open, onOpenChange }: { open: boolean; onOpenChan
           <div className="grid gap-3" aria-live="polite">
             {status ? (
               <>
-                <p className="text-sm">
-                  {status.status === 'PENDING' ? 'Waiting to start…' : status.status === 'PROCESSING' ? 'Importing…' : status.status === 'COMPLETED' ? 'Import complete.' : 'Import failed.'}{' '}
-                  <Status tone={status.status === 'COMPLETED' ? (status.failed ? 'warn' : 'ok') : status.status === 'FAILED' ? 'bad' : 'warn'}>{status.status.toLowerCase()}</Status>
-                </p>
+                <Status className="text-sm" tone={status.status === 'COMPLETED' ? (status.failed ? 'warn' : 'ok') : status.status === 'FAILED' ? 'bad' : 'neutral'}>
+                  {status.status === 'PENDING' ? 'Waiting to start…' : status.status === 'PROCESSING' ? 'Importing…' : status.status === 'COMPLETED' ? 'Import complete.' : 'Import failed.'}
+                </Status>
                 <ProgressBar label="Rows read" value={status.processed + status.failed} max={Math.max(status.total, status.processed + status.failed)} />
                 <p className="text-sm text-fg-muted">
                   {formatNumber(status.processed)} imported · {formatNumber(status.failed)} failed
                 </p>
-                <JobErrors job={status} rowLabel={(row) => (row === 0 ? 'File' : `Row ${formatNumber(row)}`)} />
+                <JobErrors job={status} rowLabel={(row) => (row === 0 ? 'File' : `Row ${formatNumber(row)}`)} hint="Rows are counted from the first row after the header; fix them and import the file again (imported rows are updated, never duplicated)." />
               </>
             ) : job.isError ? (
               <p role="alert" className="text-bad">

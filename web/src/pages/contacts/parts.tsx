@@ -63,7 +63,7 @@ export function CheckBox({ checked, onChange, label, className }: { checked: boo
 }
 
 /** The row errors of a job (the first 1,000 are kept by the server). */
-export function JobErrors({ job, rowLabel }: { job: JobStatus; rowLabel: (row: number) => string }) {
+export function JobErrors({ job, rowLabel, hint }: { job: JobStatus; rowLabel: (row: number) => string; hint?: string }) {
   if (job.errors.length === 0) return null;
   return (
     <div className="grid gap-1">
@@ -78,6 +78,7 @@ export function JobErrors({ job, rowLabel }: { job: JobStatus; rowLabel: (row: n
           </li>
         ))}
       </ul>
+      {hint ? <p className="text-xs text-fg-muted">{hint}</p> : null}
     </div>
   );
 }
