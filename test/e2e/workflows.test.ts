@@ -176,7 +176,9 @@ describe('dashboard: workflows', () => {
       await expect.poll(() => page.getByRole('group', { name: 'Update contact step Mark free' }).getByLabel('Step counters').textContent(), POLL).toMatch(/^0entered/);
       // The dragged step kept its place after the reload (stored, not laid out again).
       expect(detail.steps.find((s) => s.name === 'Mark gold')?.position.x).not.toBe(0);
-      await page.getByRole('group', { name: 'Condition step Is pro?' }).click();
+      // Keyboard: focus the step's node and press Enter to open its panel.
+      await page.locator('.react-flow__node', { has: page.getByRole('group', { name: 'Condition step Is pro?' }) }).focus();
+      await page.keyboard.press('Enter');
       await page.getByRole('complementary', { name: 'Step Is pro?' }).waitFor();
       await page.waitForTimeout(300);
       await e.screenshot(page, 'workflow-editor');

@@ -1,9 +1,9 @@
 import '@xyflow/react/dist/style.css';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Background, Controls, MarkerType, MiniMap, type Node, type NodeMouseHandler, ReactFlow, ReactFlowProvider, useNodesState, useReactFlow } from '@xyflow/react';
+import { Background, Controls, MarkerType, MiniMap, type Node, type NodeChange, type NodeMouseHandler, ReactFlow, ReactFlowProvider, useNodesState, useReactFlow } from '@xyflow/react';
 import { Switch } from 'radix-ui';
 import { ArrowLeft, LayoutGrid, ListChecks, Trash2, X } from 'lucide-react';
-import { type FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
+import { type FormEvent, useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
@@ -468,6 +468,14 @@ function EnableToggle({ workflow, onInvalid }: { workflow: WorkflowDetail; onInv
 
 // ——— The canvas ———
 
+/** The app's theme, following its switch (the `dark` class on <html>), for the canvas's own colours. */
+function subscribeTheme(onChange: () => void): () => void {
+  const observer = new MutationObserver(onChange);
+  observer.observe(document.documentElement, { attributes: true, attributeFilter: ['class'] });
+  return () => observer.disconnect();
+}
+const useTheme = () => useSyncExternalStore(subscribeTheme, currentTheme);
+
 function Canvas({ workflow, selectedId, onSelect }: { workflow: WorkflowDetail; selectedId: string | undefined; onSelect: (id: string | undefined) => void }) {
   const project = useProject();
   const queryClient = useQueryClient();
@@ -550,9 +558,19 @@ function Canvas({ workflow, selectedId, onSelect }: { workflow: WorkflowDetail; 
     onSettled: () => void queryClient.invalidateQueries({ queryKey: detailKey(project.id, workflow.id) }),
   });
 
+  const theme = useTheme();
   const onNodeClick: NodeMouseHandler = (_, node) => {
     if (node.type === 'step') onSelect(node.id);
   };
+  // Keyboard: Tab to a step, Enter selects it; React Flow reports that (and clicks) as a user change.
+  const handleNodesChange = useCallback(
+    (changes: NodeChange[]) => {
+      onNodesChange(changes);
+      const chosen = changes.find((c) => c.type === 'select' && c.selected);
+      if (chosen && chosen.type === 'select' && !chosen.id.startsWith('slot:')) onSelect(chosen.id);
+    },
+    [onNodesChange, onSelect],
+  );
   return (
     <div className="relative min-w-0 flex-1 bg-bg">
       <ReactFlow
@@ -560,7 +578,7 @@ function Canvas({ workflow, selectedId, onSelect }: { workflow: WorkflowDetail; 
         edges={computed.edges}
         nodeTypes={nodeTypes}
         edgeTypes={edgeTypes}
-        onNodesChange={onNodesChange}
+        onNodesChange={handleNodesChange}
         onNodeClick={onNodeClick}
         onPaneClick={() => onSelect(undefined)}
         onNodeDragStop={(_, node) => {
@@ -571,7 +589,7 @@ function Canvas({ workflow, selectedId, onSelect }: { workflow: WorkflowDetail; 
         fitView
         fitViewOptions={{ padding: 0.2, maxZoom: 1 }}
         minZoom={0.2}
-        colorMode={currentTheme()}
+        colorMode={theme}
         proOptions={{ hideAttribution: true }}
         aria-label="Workflow canvas"
       >
