@@ -152,6 +152,13 @@ describe('dashboard: contacts', () => {
       await table.getByRole('cell', { name: 'basic' }).waitFor();
       await toastsGone(page);
       await e.screenshot(page, 'contacts');
+      // The dark theme (same tokens) passes the same checks.
+      await page.evaluate(() => document.documentElement.classList.add('dark'));
+      expect(await seriousA11yViolations(page)).toEqual([]);
+      await table.getByRole('link', { name: 'dave@example.com' }).click();
+      await page.getByRole('heading', { name: 'dave@example.com' }).waitFor();
+      await page.getByRole('list', { name: 'Events' }).or(page.getByText('No events yet', { exact: false })).first().waitFor();
+      expect(await seriousA11yViolations(page)).toEqual([]);
     } finally {
       await context.close();
     }
