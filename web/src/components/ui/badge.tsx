@@ -7,10 +7,10 @@ const badge = cva('inline-flex items-center gap-1 rounded-md px-1.5 py-0.5 text-
   variants: {
     tone: {
       neutral: 'bg-muted text-fg-muted',
-      ok: 'bg-ok/10 text-ok',
-      warn: 'bg-warn/10 text-warn',
-      bad: 'bg-bad/10 text-bad',
-      accent: 'bg-accent/10 text-accent',
+      ok: 'bg-ok/10 text-ok-text',
+      warn: 'bg-warn/10 text-warn-text',
+      bad: 'bg-bad/10 text-bad-text',
+      accent: 'bg-accent/10 text-accent-text',
     },
   },
   defaultVariants: { tone: 'neutral' },
