@@ -3,12 +3,12 @@ import { ApiError } from '@/api/client';
 import { Button } from './ui/button';
 
 /** Every page's header: title, one-line description, the primary action on the right. */
-export function PageHeader({ title, description, actions }: { title: string; description?: string; actions?: ReactNode }) {
+export function PageHeader({ title, description, actions }: { title: string; description?: ReactNode; actions?: ReactNode }) {
   return (
     <header className="mb-6 flex flex-wrap items-start justify-between gap-4">
       <div>
         <h1 className="text-xl font-semibold">{title}</h1>
-        {description ? <p className="mt-1 text-fg-muted">{description}</p> : null}
+        {description ? <div className="mt-1 text-fg-muted">{description}</div> : null}
       </div>
       {actions ? <div className="flex items-center gap-2">{actions}</div> : null}
     </header>
