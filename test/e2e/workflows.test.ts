@@ -182,6 +182,11 @@ describe('dashboard: workflows', () => {
       await page.getByRole('complementary', { name: 'Step Is pro?' }).waitFor();
       await page.waitForTimeout(300);
       await e.screenshot(page, 'workflow-editor');
+      // The dark theme: the canvas follows the app's switch (the class on <html>).
+      await page.evaluate(() => document.documentElement.classList.add('dark'));
+      await expect.poll(() => page.locator('.react-flow').getAttribute('class'), POLL).toContain('dark');
+      await e.screenshot(page, 'workflow-editor-dark');
+      await page.evaluate(() => document.documentElement.classList.remove('dark'));
 
       // The list: enabled, counts; then a screenshot.
       await page.goto(`/app/projects/${projectId}/workflows`);
@@ -230,7 +235,7 @@ describe('dashboard: workflows', () => {
       await start.getByRole('button', { name: 'Start' }).click();
       await start.waitFor({ state: 'detached' });
       const row = page.getByRole('row', { name: /ann@example\.com/ });
-      await expect.poll(() => row.textContent(), POLL).toContain('Waiting');
+      await expect.poll(() => row.textContent(), POLL).toMatch(/Waiting.*Wait for pong/);
       const timeline = page.getByRole('complementary', { name: 'Execution timeline' });
       await expect.poll(() => timeline.textContent(), POLL).toContain('Wait for pong');
       await e.screenshot(page, 'workflow-executions');
@@ -251,16 +256,19 @@ describe('dashboard: workflows', () => {
       });
       await page.getByLabel('Status').selectOption('');
       await expect.poll(() => page.getByRole('row', { name: /bob@example\.com/ }).textContent(), POLL).toContain('Waiting');
-      await page.getByRole('button', { name: 'Cancel all' }).click();
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Cancel all active executions' }).click();
       await page.getByRole('dialog', { name: 'Cancel every active execution?' }).getByRole('button', { name: 'Cancel all executions' }).click();
       await expect.poll(() => page.getByRole('row', { name: /bob@example\.com/ }).textContent(), POLL).toContain('Cancelled');
 
       // Duplicate, then delete the copy after confirming.
       await page.goto(`/app/projects/${projectId}/workflows`);
-      await page.getByRole('button', { name: 'Duplicate Waiter' }).click();
+      await page.getByRole('button', { name: 'Actions for Waiter' }).click();
+      await page.getByRole('menuitem', { name: 'Duplicate' }).click();
       const copy = page.getByRole('row', { name: /Waiter \(Copy\)/ });
       await expect.poll(() => copy.textContent(), POLL).toContain('Disabled');
-      await copy.getByRole('button', { name: 'Delete Waiter (Copy)' }).click();
+      await copy.getByRole('button', { name: 'Actions for Waiter (Copy)' }).click();
+      await page.getByRole('menuitem', { name: 'Delete' }).click();
       const confirmDelete = page.getByRole('dialog', { name: 'Delete Waiter (Copy)?' });
       expect(await confirmDelete.textContent()).toMatch(/2 steps/);
       await confirmDelete.getByRole('button', { name: 'Delete workflow' }).click();
@@ -268,6 +276,10 @@ describe('dashboard: workflows', () => {
       await expect.poll(() => copy.count(), POLL).toBe(0);
       const list = await api<{ data: { name: string }[] }>(keys, '/workflows');
       expect(list.data.map((w) => w.name)).toEqual(['Waiter']);
+      // Sorting by name is in the URL and on the server: the copy (deleted) gone, one row left.
+      await page.getByRole('button', { name: 'Name' }).click();
+      await expect.poll(() => new URL(page.url()).searchParams.get('sort'), POLL).toBe('name');
+      expect(new URL(page.url()).searchParams.get('dir')).toBe('asc');
       // Search is in the URL.
       await page.getByLabel('Search workflows').fill('nothing-like-it');
       await page.getByText('No workflow matches').waitFor();

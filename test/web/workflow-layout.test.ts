@@ -123,7 +123,7 @@ describe('step summaries', () => {
     expect(describeStep('DELAY', { amount: 3, unit: 'days' })).toBe('Wait 3 days');
     expect(describeStep('WAIT_FOR_EVENT', { eventName: 'paid', timeout: 7200 })).toBe('Until “paid”, at most 2 hours');
     expect(describeStep('CONDITION', { field: 'data.plan', operator: 'equals', value: 'pro' })).toBe('If data.plan equals pro');
-    expect(describeStep('UPDATE_CONTACT', { updates: { tier: 'gold' }, subscribed: false })).toBe('Set tier; unsubscribe');
+    expect(describeStep('UPDATE_CONTACT', { updates: { tier: 'gold', old: null }, subscribed: false })).toBe('Set tier = gold, unset old; unsubscribe');
     expect(describeStep('SEND_EMAIL', {}, { templateName: 'Welcome' })).toBe('“Welcome”');
     expect(describeStep('WEBHOOK', { url: 'https://x.test/h', method: 'PUT' })).toBe('PUT https://x.test/h');
   });

@@ -16,7 +16,7 @@ import { formatDateTime, formatNumber } from '@/lib/format';
 import { cn } from '@/lib/cn';
 import { useUrlParam } from '@/lib/url-state';
 import { BRANCH_LABELS, formatSeconds, STEP_LABELS } from './graph';
-import { isActive, Pager, pageParam, StatusBadge, StepChip, When, type WorkflowExecution, useSetParams } from './parts';
+import { isActive, Pager, pageParam, StatusBadge, StepChip, When, type WorkflowExecution, useSetParams, ActionsMenu } from './parts';
 
 const PAGE_SIZE = 25;
 const STATUSES = ['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'] as const;
@@ -226,6 +226,7 @@ export function ExecutionsPage() {
     // Every second while a run on the page is active; every 5 s while the workflow is enabled (new runs arrive by themselves).
     refetchInterval: (q) => (q.state.data?.data.some((x) => isActive(x.status)) ? 1000 : workflow.data?.enabled ? 5000 : false),
   });
+  const stepNames = new Map((workflow.data?.steps ?? []).map((st) => [st.id, st.name]));
   const active = workflow.data?.steps.reduce((n, s) => n + s.stats.waiting, 0) ?? 0;
 
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['workflows', project.id] });
@@ -259,12 +260,10 @@ export function ExecutionsPage() {
         description={workflow.data ? `Runs of “${workflow.data.name}”, one per contact that entered it.` : 'Runs of the workflow, one per contact that entered it.'}
         actions={
           <>
-            <Button variant="secondary" className="text-bad" onClick={() => setCancellingAll(true)}>
-              <Ban /> Cancel all
-            </Button>
             <Button onClick={() => setStarting(true)}>
               <Play /> Start for a contact
             </Button>
+            <ActionsMenu label="More actions" actions={[{ label: 'Cancel all active executions', icon: Ban, onSelect: () => setCancellingAll(true), danger: true }]} />
           </>
         }
       />
@@ -306,6 +305,7 @@ export function ExecutionsPage() {
                   <tr>
                     <TH>Contact</TH>
                     <TH>Status</TH>
+                    <TH>Current step</TH>
                     <TH>Started</TH>
                     <TH>Finished</TH>
                     <TH>
@@ -315,7 +315,7 @@ export function ExecutionsPage() {
                 </THead>
                 <TBody>
                   {list.isPending ? (
-                    <SkeletonRows columns={5} />
+                    <SkeletonRows columns={6} />
                   ) : (
                     rows.map((x) => (
                       <TR key={x.id} onClick={() => setSelected(x.id)} className={cn(selected === x.id && 'bg-accent/5')} aria-selected={selected === x.id}>
@@ -327,6 +327,7 @@ export function ExecutionsPage() {
                         <TD>
                           <StatusBadge status={x.status} />
                         </TD>
+                        <TD className="text-fg-muted">{(isActive(x.status) && stepNames.get(x.currentStepId ?? '')) || '—'}</TD>
                         <TD>
                           <When iso={x.startedAt} className="text-fg-muted" />
                         </TD>

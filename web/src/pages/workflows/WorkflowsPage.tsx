@@ -1,5 +1,5 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Copy, ListChecks, Plus, Search, Trash2 } from 'lucide-react';
+import { ArrowDown, ArrowUp, ArrowUpDown, Copy, ListChecks, Plus, Search, Trash2 } from 'lucide-react';
 import { type FormEvent, useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
@@ -14,9 +14,24 @@ import { Input, Label, Select, Textarea } from '@/components/ui/input';
 import { SkeletonRows, TBody, TD, TH, THead, TR, Table } from '@/components/ui/table';
 import { formatNumber } from '@/lib/format';
 import { useUrlParam } from '@/lib/url-state';
-import { Pager, pageParam, When, type WorkflowListItem, useSetParams } from './parts';
+import { Pager, pageParam, When, type WorkflowListItem, useSetParams, ActionsMenu } from './parts';
 
 const PAGE_SIZE = 25;
+
+/** A column header that sorts the list (server-side; in the URL). Newest first without a sort. */
+function SortHeader({ label, field, sort, dir, onSort }: { label: string; field: 'name' | 'updatedAt'; sort: string | undefined; dir: string | undefined; onSort: (field: string, dir: string) => void }) {
+  const active = sort === field;
+  const current = active ? (dir ?? (field === 'name' ? 'asc' : 'desc')) : undefined;
+  const next = current === undefined ? (field === 'name' ? 'asc' : 'desc') : current === 'asc' ? 'desc' : 'asc';
+  const Icon = current === 'asc' ? ArrowUp : current === 'desc' ? ArrowDown : ArrowUpDown;
+  return (
+    <TH aria-sort={current === 'asc' ? 'ascending' : current === 'desc' ? 'descending' : 'none'}>
+      <button type="button" className="inline-flex items-center gap-1 hover:text-fg" onClick={() => onSort(field, next)}>
+        {label} <Icon aria-hidden className="size-3" />
+      </button>
+    </TH>
+  );
+}
 
 function CreateWorkflowDialog({ open, onOpenChange }: { open: boolean; onOpenChange: (open: boolean) => void }) {
   const project = useProject();
@@ -88,6 +103,10 @@ export function WorkflowsPage() {
   const queryClient = useQueryClient();
   const [search] = useUrlParam('search');
   const [status] = useUrlParam('status');
+  const [sortValue] = useUrlParam('sort');
+  const [dirValue] = useUrlParam('dir');
+  const sort = sortValue === 'name' || sortValue === 'updatedAt' ? sortValue : undefined;
+  const dir = dirValue === 'asc' || dirValue === 'desc' ? dirValue : undefined;
   const setParams = useSetParams();
   const [pageValue, setPage] = useUrlParam('page');
   const page = pageParam(pageValue);
@@ -103,8 +122,8 @@ export function WorkflowsPage() {
   }, [draft, search, setParams]);
 
   const list = useQuery({
-    queryKey: ['workflows', project.id, { search, status, page }],
-    queryFn: () => unwrap(api.GET('/workflows', { params: { query: { page, pageSize: PAGE_SIZE, ...(search && { search }), ...(status && { status }) } } })),
+    queryKey: ['workflows', project.id, { search, status, page, sort, dir }],
+    queryFn: () => unwrap(api.GET('/workflows', { params: { query: { page, pageSize: PAGE_SIZE, ...(search && { search }), ...(status && { status }), ...(sort && { sort }), ...(dir && { dir }) } } })),
     placeholderData: keepPreviousData,
   });
 
@@ -179,13 +198,13 @@ export function WorkflowsPage() {
           <Table aria-label="Workflows">
             <THead>
               <tr>
-                <TH>Name</TH>
+                <SortHeader label="Name" field="name" sort={sort} dir={dir} onSort={(f, d) => setParams({ sort: f, dir: d, page: undefined })} />
                 <TH>Trigger</TH>
                 <TH>Status</TH>
                 <TH numeric>Steps</TH>
                 <TH numeric>Executions</TH>
                 <TH numeric>Active</TH>
-                <TH>Updated</TH>
+                <SortHeader label="Updated" field="updatedAt" sort={sort} dir={dir} onSort={(f, d) => setParams({ sort: f, dir: d, page: undefined })} />
                 <TH>
                   <span className="sr-only">Actions</span>
                 </TH>
@@ -214,17 +233,14 @@ export function WorkflowsPage() {
                       <When iso={w.updatedAt} className="text-fg-muted" />
                     </TD>
                     <TD className="text-right" onClick={(e) => e.stopPropagation()}>
-                      <div className="flex justify-end gap-1">
-                        <Link to={projectPath(project, `workflows/${w.id}/executions`)} aria-label={`Executions of ${w.name}`} title="Executions" className="inline-flex size-8 items-center justify-center rounded-md hover:bg-muted">
-                          <ListChecks className="size-4" />
-                        </Link>
-                        <Button size="icon" variant="ghost" className="size-8" aria-label={`Duplicate ${w.name}`} title="Duplicate" disabled={duplicate.isPending} onClick={() => duplicate.mutate(w)}>
-                          <Copy />
-                        </Button>
-                        <Button size="icon" variant="ghost" className="size-8 text-bad" aria-label={`Delete ${w.name}`} title="Delete" onClick={() => setDeleting(w)}>
-                          <Trash2 />
-                        </Button>
-                      </div>
+                      <ActionsMenu
+                        label={`Actions for ${w.name}`}
+                        actions={[
+                          { label: 'Executions', icon: ListChecks, onSelect: () => void navigate(projectPath(project, `workflows/${w.id}/executions`)) },
+                          { label: 'Duplicate', icon: Copy, onSelect: () => duplicate.mutate(w), disabled: duplicate.isPending },
+                          { label: 'Delete', icon: Trash2, onSelect: () => setDeleting(w), danger: true },
+                        ]}
+                      />
                     </TD>
                   </TR>
                 ))

@@ -227,7 +227,7 @@ export function describeStep(type: StepType, config: Record<string, unknown>, ex
     case 'UPDATE_CONTACT': {
       const parts: string[] = [];
       const updates = config.updates as Record<string, unknown> | undefined;
-      if (updates && Object.keys(updates).length) parts.push(`set ${Object.keys(updates).join(', ')}`);
+      if (updates && Object.keys(updates).length) parts.push(`set ${Object.entries(updates).map(([k, v]) => (v === null ? `unset ${k}` : `${k} = ${String(v)}`)).join(', ')}`);
       if (config.subscribed === true) parts.push('subscribe');
       if (config.subscribed === false) parts.push('unsubscribe');
       return parts.length ? parts.join('; ').replace(/^./, (c) => c.toUpperCase()) : 'No change';

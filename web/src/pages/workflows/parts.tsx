@@ -1,9 +1,10 @@
-import { Ban, Clock, GitBranch, Hourglass, Mail, UserPen, Webhook, Zap, type LucideIcon } from 'lucide-react';
+import { Ban, Clock, GitBranch, Hourglass, Mail, MoreHorizontal, UserPen, Webhook, Zap, type LucideIcon } from 'lucide-react';
+import { DropdownMenu as M } from 'radix-ui';
 import { useCallback } from 'react';
 import { useSearchParams } from 'react-router';
 import type { components } from '@/api/schema';
 import { Badge } from '@/components/ui/badge';
-import { Button } from '@/components/ui/button';
+import { Button, buttonVariants } from '@/components/ui/button';
 import { formatDateTime, formatNumber, formatRelative } from '@/lib/format';
 import { cn } from '@/lib/cn';
 import type { StepType } from './graph';
@@ -109,5 +110,36 @@ export function useSetParams(): (changes: Record<string, string | undefined>) =>
         { replace: true },
       ),
     [setParams],
+  );
+}
+
+const menuContent = 'z-50 min-w-48 rounded-md border border-border bg-surface p-1 shadow-md';
+const menuItem = 'flex cursor-default items-center gap-2 rounded px-2 py-1.5 text-sm outline-none data-[highlighted]:bg-muted data-[disabled]:opacity-50 [&_svg]:size-4';
+
+export interface MenuAction {
+  label: string;
+  icon: LucideIcon;
+  onSelect: () => void;
+  danger?: boolean;
+  disabled?: boolean;
+}
+
+/** The "…" menu of secondary actions (UI.md). */
+export function ActionsMenu({ label, actions }: { label: string; actions: MenuAction[] }) {
+  return (
+    <M.Root>
+      <M.Trigger className={buttonVariants({ variant: 'ghost', size: 'icon', className: 'size-8' })} aria-label={label} onClick={(e) => e.stopPropagation()}>
+        <MoreHorizontal />
+      </M.Trigger>
+      <M.Portal>
+        <M.Content align="end" className={menuContent} onClick={(e) => e.stopPropagation()}>
+          {actions.map((a) => (
+            <M.Item key={a.label} className={cn(menuItem, a.danger && 'text-bad')} disabled={a.disabled} onSelect={a.onSelect}>
+              <a.icon /> {a.label}
+            </M.Item>
+          ))}
+        </M.Content>
+      </M.Portal>
+    </M.Root>
   );
 }
