@@ -7,6 +7,8 @@ import {
   AddMembersBody,
   AddMembersResult,
   ComputeResult,
+  ConditionCount,
+  CountConditionBody,
   CreateSegmentBody,
   MemberPage,
   MembersQuery,
@@ -19,6 +21,7 @@ import {
 } from './segments.schema.js';
 import {
   computeMembers,
+  countCondition,
   createSegment,
   getSegment,
   getSegments,
@@ -47,6 +50,16 @@ export async function segmentsRoutes(app: FastifyInstance, deps: AppDeps): Promi
       response: { 201: Segment },
     },
     handler: async (request, reply) => reply.code(201).send(await createSegment(deps.db, projectIdOf(request), request.body)),
+  });
+
+  r.post('/segments/count', {
+    schema: {
+      tags,
+      summary: 'Count the contacts a condition matches now, without saving a segment (live counts while editing)',
+      body: CountConditionBody,
+      response: { 200: ConditionCount },
+    },
+    handler: async (request) => countCondition(deps.db, projectIdOf(request), request.body.condition),
   });
 
   r.get('/segments/:id', {

@@ -43,6 +43,16 @@ export const UpdateSegmentBody = z.object({
 });
 export type UpdateSegmentBody = z.infer<typeof UpdateSegmentBody>;
 
+export const CountConditionBody = z.object({
+  condition: z.record(z.string(), z.unknown()).describe('A condition tree (DESIGN §7), as a segment would hold it'),
+});
+export type CountConditionBody = z.infer<typeof CountConditionBody>;
+
+export const ConditionCount = z
+  .object({ count: z.int().describe('Contacts of the project matching the condition now (subscribed or not)') })
+  .meta({ id: 'ConditionCount' });
+export type ConditionCount = z.infer<typeof ConditionCount>;
+
 export const SegmentIdParams = z.object({ id: z.string() });
 
 export const MembersQuery = z.object(pageQueryFields);

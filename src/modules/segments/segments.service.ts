@@ -1,5 +1,5 @@
 import type { Kysely, RawBuilder, SqlBool } from 'kysely';
-import { validateCondition } from '../../conditions/index.js';
+import { compileCondition, validateCondition } from '../../conditions/index.js';
 import type { Database, SegmentRow } from '../../db/schema.js';
 import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
 import { rowToContact } from '../contacts/index.js';
@@ -14,11 +14,12 @@ import {
   listSegments,
   pageContacts,
   cachedCount,
+  countContacts,
   rowToSegment,
   segmentsReferencing,
   updateSegment,
 } from './segments.repo.js';
-import type { ComputeResult, CreateSegmentBody, MemberPage, MembersQuery, Segment, UpdateSegmentBody } from './segments.schema.js';
+import type { ComputeResult, ConditionCount, CreateSegmentBody, MemberPage, MembersQuery, Segment, UpdateSegmentBody } from './segments.schema.js';
 
 const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -49,6 +50,15 @@ export async function createSegment(db: Kysely<Database>, projectId: string, bod
   });
   const memberCount = type === 'DYNAMIC' ? await countWithin(db, row) : undefined;
   return rowToSegment({ ...row, member_count: memberCount ?? row.member_count });
+}
+
+/**
+ * POST /segments/count: how many contacts an unsaved condition matches now (the segment builder's
+ * live count). Validated as a segment's condition is (422 naming the filter); one count query.
+ */
+export async function countCondition(db: Kysely<Database>, projectId: string, condition: object): Promise<ConditionCount> {
+  const tree = await validateCondition(db, projectId, condition, 'condition');
+  return { count: await countContacts(db, projectId, await compileCondition(db, projectId, tree, 'c')) };
 }
 
 export async function getSegments(db: Kysely<Database>, projectId: string): Promise<Segment[]> {
