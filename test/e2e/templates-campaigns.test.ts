@@ -112,7 +112,17 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       expect(stored).toMatchObject({ name: 'Monthly news', from: 'news@example.com' });
       expect(stored.body).toContain('<p id="plan">Your plan: {{plan}}</p>');
       await expect.poll(() => preview.locator('h1').textContent()).toMatch(/^Hi (Ann|Bob) & welcome$/);
+      const frame = page.locator('iframe[title="Email preview"]');
+      await page.getByRole('button', { name: 'Mobile' }).click();
+      await expect.poll(async () => (await frame.boundingBox())?.width).toBe(375);
+      await page.getByRole('button', { name: 'Desktop' }).click();
+      await expect.poll(async () => (await frame.boundingBox())?.width).toBeGreaterThan(375);
+      // The screenshot without the toast, tall enough to show the editor and the preview.
+      await page.setViewportSize({ width: 1280, height: 1150 });
+      await page.reload();
+      await expect.poll(() => preview.locator('h1').textContent()).toMatch(/^Hi (Ann|Bob) & welcome$/);
       await e.screenshot(page, 'template-editor');
+      await page.setViewportSize({ width: 1280, height: 800 });
 
       await page.getByRole('link', { name: 'Templates' }).first().click();
       await page.getByRole('link', { name: 'Monthly news' }).waitFor();
@@ -120,6 +130,8 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await page.getByText('No template matches these filters.').waitFor();
       expect(new URL(page.url()).searchParams.get('search')).toBe('nothing like it');
       await page.getByRole('button', { name: 'Clear filters' }).click();
+      await page.getByRole('link', { name: 'Monthly news' }).waitFor();
+      await page.reload();
       await page.getByRole('link', { name: 'Monthly news' }).waitFor();
       await e.screenshot(page, 'templates');
 
@@ -133,9 +145,15 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await page.getByRole('button', { name: 'Send…' }).click();
       const dialog = page.getByRole('dialog');
       await expect.poll(() => dialog.getByTestId('recipient-count').textContent()).toBe('2');
+      // Bob's relay holds its answer, so the campaign stays SENDING with one of two processed.
+      e.sink.hold('bob@example.org', 'reply');
       await dialog.getByRole('button', { name: 'Send to 2' }).click();
       await page.waitForURL(/\/campaigns\/[0-9a-f-]{36}$/);
       const campaignId = /\/campaigns\/([0-9a-f-]{36})$/.exec(page.url())?.[1] ?? '';
+      await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 20_000 }).toBe('Sending');
+      await expect.poll(() => page.getByTestId('send-progress').textContent(), { timeout: 20_000 }).toBe('1 of 2 processed (50.0 %)');
+      expect(await page.getByRole('progressbar', { name: 'Sending progress' }).getAttribute('aria-valuenow')).toBe('1');
+      e.sink.release();
 
       // The page follows the send (polled every second) until it is SENT with 2 sent.
       await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 30_000 }).toBe('Sent');
@@ -149,6 +167,8 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       expect(toBob[0]?.raw.toString()).toMatch(/Subject: Hello Bob/);
       const campaigns = (await call('GET', '/campaigns')) as { data: { id: string; name: string; status: string }[] };
       expect(campaigns.data).toEqual([expect.objectContaining({ id: campaignId, name: 'November news', status: 'SENT' })]);
+      await page.reload();
+      await expect.poll(() => page.getByTestId('funnel-sent').locator('strong').textContent()).toBe('2');
       await e.screenshot(page, 'campaign');
 
       await page.getByRole('link', { name: 'Campaigns' }).first().click();
@@ -158,6 +178,8 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await page.getByText('No campaign matches these filters.').waitFor();
       expect(new URL(page.url()).searchParams.get('status')).toBe('DRAFT');
       await page.getByRole('tab', { name: 'Sent' }).click();
+      await page.getByRole('link', { name: 'November news' }).waitFor();
+      await page.reload();
       await page.getByRole('link', { name: 'November news' }).waitFor();
       await e.screenshot(page, 'campaigns');
     } finally {
@@ -176,7 +198,14 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       // The API's 403 about the sender domain is shown under the From field.
       await expect.poll(() => page.getByRole('alert').filter({ hasText: 'not-verified.example' }).count()).toBe(1);
       expect(page.url()).toMatch(/\/templates\/new$/);
+      // Unsaved changes: leaving asks first.
+      await page.getByRole('link', { name: 'Templates' }).first().click();
+      await page.getByRole('dialog', { name: 'Leave without saving?' }).getByRole('button', { name: 'Cancel' }).click();
+      // Closed (and focus given back) before typing on.
+      await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+      expect(page.url()).toMatch(/\/templates\/new$/);
       await page.getByLabel('From address').fill('hi@images.example');
+      expect(await page.getByLabel('From address').inputValue()).toBe('hi@images.example');
 
       await page.getByLabel('Image file').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: await png() });
       await expect.poll(() => page.getByRole('textbox', { name: 'HTML body' }).textContent()).toMatch(/<img src="http:\/\/127\.0\.0\.1:\d+\/files\/[0-9a-f-]+\.png" alt="logo" width="2"/);

@@ -13,6 +13,7 @@ import { Field } from '@/components/ui/field';
 import { Input, Label, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { formatDateTime, formatNumber } from '@/lib/format';
+import { useLeaveGuard } from '../templates/LeaveGuard';
 import { ContentEditor, type EmailForm, emptyForm, EnvelopeFields } from '../templates/TemplateEditorPage';
 import { allowedActions, statusLabel } from './logic';
 import { type Campaign, SendDialog, TestSendDialog, useRecipientEstimate, useSegments } from './shared';
@@ -185,7 +186,7 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
   const qc = useQueryClient();
   const toast = useToast();
   const [form, setForm] = useState<ComposerForm>(initial);
-  const [saved, setSaved] = useState<ComposerForm | undefined>(campaign ? initial : undefined);
+  const [saved, setSaved] = useState<ComposerForm>(initial);
   const [sending, setSending] = useState(false);
   const [testing, setTesting] = useState(false);
   const [localError, setLocalError] = useState<ApiError>();
@@ -193,7 +194,8 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
   // A new campaign saved by "Send…" or "Send test" before the URL changes: later saves update it.
   const createdId = useRef<string | undefined>(undefined);
   const set = (patch: Partial<ComposerForm>) => setForm((f) => ({ ...f, ...patch }));
-  const dirty = !saved || JSON.stringify(form) !== JSON.stringify(saved);
+  const dirty = JSON.stringify(form) !== JSON.stringify(saved);
+  const guard = useLeaveGuard(dirty, 'campaign');
   const filteredStored = campaign?.audienceType === 'FILTERED';
 
   const body = (f: ComposerForm) => ({
@@ -219,10 +221,10 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
       createdId.current = created.data.id;
       return created.data;
     },
-    onSuccess: (c) => {
+    onSuccess: (c, submitted) => {
       qc.setQueryData(['campaigns', c.id], c);
       void qc.invalidateQueries({ queryKey: ['campaigns', 'list'] });
-      setSaved(form);
+      setSaved(submitted);
     },
   });
 
@@ -240,7 +242,10 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
     save.mutate(form, {
       onSuccess: (c) => {
         toast({ title: campaign ? 'Campaign saved' : 'Draft saved' });
-        if (!campaign) navigate(projectPath(project, `campaigns/${c.id}/edit`), { replace: true });
+        if (!campaign) {
+          guard.allow();
+          navigate(projectPath(project, `campaigns/${c.id}/edit`), { replace: true });
+        }
       },
     });
   };
@@ -280,7 +285,7 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
             <Button variant="secondary" disabled={save.isPending} onClick={() => void openDialog('test')}>
               <FlaskConical /> Send test
             </Button>
-            <Button type="submit" variant="secondary" disabled={save.isPending || !dirty}>
+            <Button type="submit" variant="secondary" disabled={save.isPending || (Boolean(campaign) && !dirty)}>
               {save.isPending ? 'Saving…' : campaign ? 'Save' : 'Save draft'}
             </Button>
             {canSend ? (
@@ -322,9 +327,13 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
         campaign={{ name: form.name, subject: form.subject, type: form.type, audienceType: form.audienceType, segmentId: form.segmentId || null }}
         segmentName={segmentName}
         prepare={prepare}
-        onSent={(id) => navigate(projectPath(project, `campaigns/${id}`))}
+        onSent={(id) => {
+          guard.allow();
+          navigate(projectPath(project, `campaigns/${id}`));
+        }}
       />
       <TestSendDialog open={testing} onOpenChange={setTesting} prepare={prepare} />
+      {guard.dialog}
     </form>
   );
 }

@@ -11,9 +11,10 @@ import { useToast } from '@/components/toast';
 import { Button, buttonVariants } from '@/components/ui/button';
 import { Card, CardBody } from '@/components/ui/card';
 import { Field } from '@/components/ui/field';
-import { Input, Select, Textarea } from '@/components/ui/input';
+import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { HtmlEditor, type HtmlEditorHandle } from './HtmlEditor';
+import { useLeaveGuard } from './LeaveGuard';
 import { EmailPreview } from './Preview';
 import { DeleteTemplateDialog, useDuplicateTemplate } from './TemplateActions';
 import { unknownVariables } from './variables';
@@ -151,10 +152,12 @@ export function EnvelopeFields({ form, set, error }: { form: EmailForm; set: (pa
   const api = error instanceof ApiError ? error : undefined;
   const listId = 'verified-sender-domains';
   return (
-    <div className="grid gap-4 md:grid-cols-2">
-      <Field label="Subject" error={api?.fieldMessage('subject')} hint="Variables work here too, e.g. Hello {{firstName ?? &quot;there&quot;}}">
-        <Input value={form.subject} onChange={(e) => set({ subject: e.target.value })} maxLength={998} />
-      </Field>
+    <div className="grid gap-4 md:grid-cols-2 lg:grid-cols-3">
+      <div className="md:col-span-1 lg:col-span-2">
+        <Field label="Subject" error={api?.fieldMessage('subject')} hint="Variables work here too, e.g. Hello {{firstName ?? &quot;there&quot;}}">
+          <Input value={form.subject} onChange={(e) => set({ subject: e.target.value })} maxLength={998} />
+        </Field>
+      </div>
       <Field label="Type" error={api?.fieldMessage('type')} hint="Marketing emails go to subscribed contacts only and carry an unsubscribe link">
         <Select value={form.type} onChange={(e) => set({ type: e.target.value as TemplateType })}>
           <option value="MARKETING">Marketing</option>
@@ -220,18 +223,22 @@ function Editor({ template }: { template: Template | undefined }) {
   const [localError, setLocalError] = useState<string>();
   const set = (patch: Partial<EmailForm>) => setForm((f) => ({ ...f, ...patch }));
   const dirty = JSON.stringify(form) !== JSON.stringify(saved);
+  const guard = useLeaveGuard(dirty, 'template');
 
   const save = useMutation({
     mutationFn: async (f: EmailForm) =>
       template
         ? unwrap(api.PATCH('/templates/{id}', { params: { path: { id: template.id } }, body: toBody(f) }))
         : unwrap(api.POST('/templates', { body: toBody(f) })),
-    onSuccess: (t) => {
+    onSuccess: (t, submitted) => {
       qc.setQueryData(['templates', t.id], t);
       void qc.invalidateQueries({ queryKey: ['templates', 'list'] });
-      setSaved(toForm(t));
+      setSaved(submitted);
       toast({ title: template ? 'Template saved' : 'Template created' });
-      if (!template) navigate(projectPath(project, `templates/${t.id}`), { replace: true });
+      if (!template) {
+        guard.allow();
+        navigate(projectPath(project, `templates/${t.id}`), { replace: true });
+      }
     },
   });
   const duplicate = useDuplicateTemplate((copy) => navigate(projectPath(project, `templates/${copy.id}`)));
@@ -298,15 +305,26 @@ function Editor({ template }: { template: Template | undefined }) {
             <Field label="Name" error={err?.fieldMessage('name')} hint="Internal: recipients never see it">
               <Input value={form.name} onChange={(e) => set({ name: e.target.value })} maxLength={255} autoFocus={!template} />
             </Field>
-            <Field label="Description" error={err?.fieldMessage('description')}>
-              <Textarea value={form.description} onChange={(e) => set({ description: e.target.value })} maxLength={2000} className="min-h-9" rows={1} />
+            <Field label="Description" error={err?.fieldMessage('description')} hint="Internal note">
+              <Input value={form.description} onChange={(e) => set({ description: e.target.value })} maxLength={2000} />
             </Field>
           </div>
           <EnvelopeFields form={form} set={set} error={save.error ?? (localError ? new ApiError(422, 'VALIDATION_ERROR', localError, undefined, [{ field: 'from', message: localError }]) : undefined)} />
         </CardBody>
       </Card>
       <ContentEditor subject={form.subject} body={form.body} onBody={(body) => set({ body })} bodyError={err?.fieldMessage('body')} />
-      {template ? <DeleteTemplateDialog template={template} open={deleting} onOpenChange={setDeleting} onDeleted={() => navigate(projectPath(project, 'templates'))} /> : null}
+      {template ? (
+        <DeleteTemplateDialog
+          template={template}
+          open={deleting}
+          onOpenChange={setDeleting}
+          onDeleted={() => {
+            guard.allow();
+            navigate(projectPath(project, 'templates'));
+          }}
+        />
+      ) : null}
+      {guard.dialog}
     </form>
   );
 }
