@@ -181,17 +181,33 @@ describe('dashboard: Home, Activity and Analytics', () => {
         to,
         from: 'hello@northwind.example',
         subject: 'Our spring release',
+        // The contacts /v1/send creates join the marketing audience only when asked.
+        subscribed: true,
         body: '<p>Hello!</p><p><a href="https://example.com/release">Read the release notes</a></p>',
       });
       await expect.poll(() => to.filter((a) => e.sink.messagesTo(a).length > 0).length, { timeout: 30_000 }).toBe(to.length);
+      // A campaign to every contact, sent now, and one scheduled in two days (the upcoming panel).
+      const campaign = async (name: string, subject: string) =>
+        ((await (await call(keys.secret, 'POST', '/campaigns', { name, subject, from: 'hello@northwind.example', body: `<p>${subject}</p>`, audienceType: 'ALL' })).json()) as { data: { id: string } }).data.id;
+      const sent = await campaign('Spring newsletter', 'What is new this spring');
+      await call(keys.secret, 'POST', `/campaigns/${sent}/send`, {});
+      const campaignNow = async () => {
+        const body = (await (await fetch(`${e.base}/campaigns/${sent}`, { headers: { authorization: `Bearer ${keys.secret}` } })).json()) as { data?: { status: string }; status?: string };
+        return body.data ?? body;
+      };
+      await expect.poll(async () => (await campaignNow()).status, { timeout: 30_000 }).toMatch(/^(SENT|CANCELLED)$/);
+      expect(await campaignNow()).toMatchObject({ status: 'SENT', totalRecipients: 4, sentCount: 4 });
+      await expect.poll(() => to.filter((a) => e.sink.messagesTo(a).length > 1).length, { timeout: 30_000 }).toBe(to.length);
+      const scheduled = await campaign('Summer sale', 'Summer sale starts');
+      await call(keys.secret, 'POST', `/campaigns/${scheduled}/send`, { scheduledFor: new Date(Date.now() + 2 * 86_400_000).toISOString() });
       // Events of the readers (before the opens: the latest activity shows those).
       for (const [i, address] of to.entries()) {
         for (let n = 0; n <= i; n++) await call(keys.public, 'POST', '/v1/track', { email: address, event: n % 2 ? 'opened_app' : 'viewed_pricing' });
       }
-      // Two readers open (a browser's User-Agent), one of them clicks.
+      // Two readers open (a browser's User-Agent), one of them clicks; one opens the campaign.
       const browser = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36' };
-      for (const [i, address] of ['ada@example.com', 'grace@example.com'].entries()) {
-        const mail = decodeMail(e.sink.messagesTo(address)[0]?.raw);
+      for (const [i, [address, n]] of ([['ada@example.com', 0], ['grace@example.com', 0], ['ada@example.com', 1]] as const).entries()) {
+        const mail = decodeMail(e.sink.messagesTo(address)[n]?.raw);
         const open = /\/t\/o\/[\w.-]+/.exec(mail)?.[0];
         expect(open, mail).toBeTruthy();
         expect((await fetch(`${e.base}${open}`, { headers: browser })).status).toBe(200);
@@ -202,23 +218,27 @@ describe('dashboard: Home, Activity and Analytics', () => {
         }
       }
 
-      // Home: the domain and the first email are done; 4 sent, 2 of 4 opened, 1 clicked.
+      // Home: the domain and the first email are done; 8 sent, 3 of 8 opened, 1 clicked.
       await page.goto(`/app/projects/${projectId}`);
       await expect.poll(() => text(page, '[data-testid="setup-progress"]')).toBe('3 of 4 done');
       expect(await page.locator('[data-step="domain"]').getAttribute('data-done')).toBe('true');
       expect(await page.locator('[data-step="send"]').getAttribute('data-done')).toBe('true');
-      await expect.poll(() => text(page, '[data-stat="Emails sent"]')).toBe('4');
-      expect(await text(page, '[data-stat="Open rate"]')).toBe('50.0 %');
-      expect(await text(page, '[data-stat="Click rate"]')).toBe('25.0 %');
+      await expect.poll(() => text(page, '[data-stat="Emails sent"]')).toBe('8');
+      expect(await text(page, '[data-stat="Open rate"]')).toBe('37.5 %');
+      expect(await text(page, '[data-stat="Click rate"]')).toBe('12.5 %');
       await expect.poll(() => page.getByRole('list', { name: 'Latest activity' }).locator('li[data-activity-type="email.click"]').count()).toBe(1);
       expect(await page.getByRole('list', { name: 'Latest activity' }).textContent()).toContain('https://example.com/release');
       await e.screenshot(page, 'home');
 
-      // Activity: the two opens and the click, with the email's subject.
+      // Activity: the three opens and the click, with the email's subject and the campaign; the scheduled campaign upcoming.
       await page.goto(`/app/projects/${projectId}/activity?types=email.click,email.open`);
       const list = page.getByRole('list', { name: 'Activity', exact: true });
-      await expect.poll(() => list.locator('li').count()).toBe(3);
-      expect(await list.locator('li[data-activity-type="email.open"]').count()).toBe(2);
+      await expect.poll(() => list.locator('li').count()).toBe(4);
+      expect(await list.locator('li[data-activity-type="email.open"]').count()).toBe(3);
+      expect(await list.getByRole('link', { name: 'Spring newsletter' }).getAttribute('href')).toBe(`/app/projects/${projectId}/campaigns/${sent}`);
+      const upcoming = page.getByRole('list', { name: 'Upcoming' });
+      await expect.poll(() => upcoming.textContent()).toContain('Summer sale');
+      expect(await upcoming.textContent()).toContain('in 2 days');
       expect(await list.textContent()).toContain('Our spring release');
       await page.goto(`/app/projects/${projectId}/activity`);
       await expect.poll(() => list.locator('li').count()).toBeGreaterThan(10);
@@ -227,7 +247,10 @@ describe('dashboard: Home, Activity and Analytics', () => {
       // Analytics: the chart of this period (the previous one is empty), metric in the URL, top events.
       await page.goto(`/app/projects/${projectId}/analytics`);
       const sentTile = page.getByRole('button', { name: /^Sent/ });
-      await expect.poll(() => sentTile.textContent()).toMatch(/^Sent4new/);
+      await expect.poll(() => sentTile.textContent()).toMatch(/^Sent8new/);
+      const campaigns = page.getByRole('table', { name: 'Top campaigns' }).locator('tbody tr');
+      await expect.poll(() => campaigns.count()).toBe(1);
+      expect(await campaigns.first().textContent()).toMatch(/Spring newsletter.*4.*1 25\.0 %.*0 0\.0 %/);
       await page.locator('.recharts-line').first().waitFor();
       expect(await page.locator('.recharts-line').count()).toBe(2);
       await page.getByRole('button', { name: /^Opened/ }).click();

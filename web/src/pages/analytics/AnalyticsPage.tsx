@@ -258,7 +258,7 @@ function TopCampaigns() {
         </CardBody>
       ) : (
         <div className="p-2">
-          <Table>
+          <Table aria-label="Top campaigns">
             <THead>
               <tr>
                 <TH>Campaign</TH>
