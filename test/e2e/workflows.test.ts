@@ -231,6 +231,9 @@ describe('dashboard: workflows', () => {
       await start.getByLabel('Contact email').fill('nobody@example.com');
       await start.getByRole('button', { name: 'Start' }).click();
       await start.getByRole('alert').waitFor();
+      // The picker suggests matching contacts.
+      await start.getByLabel('Contact email').fill('ann');
+      await expect.poll(() => start.locator('datalist option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)), POLL).toEqual(['ann@example.com']);
       await start.getByLabel('Contact email').fill('ann@example.com');
       await start.getByRole('button', { name: 'Start' }).click();
       await start.waitFor({ state: 'detached' });

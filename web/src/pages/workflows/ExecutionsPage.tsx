@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ArrowLeft, Ban, Play, X } from 'lucide-react';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useId, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
@@ -33,6 +33,19 @@ function StartDialog({ workflowId, open, onOpenChange, onStarted }: { workflowId
   const [email, setEmail] = useState('');
   const [context, setContext] = useState('');
   const [contextError, setContextError] = useState<string | undefined>();
+  // The contact picker: addresses matching what is typed (debounced), offered as suggestions.
+  const listId = useId();
+  const [query, setQuery] = useState('');
+  useEffect(() => {
+    const id = setTimeout(() => setQuery(email.trim()), 250);
+    return () => clearTimeout(id);
+  }, [email]);
+  const matches = useQuery({
+    queryKey: ['contacts', project.id, 'picker', query],
+    queryFn: () => unwrap(api.GET('/contacts', { params: { query: { search: query, limit: 8 } } })),
+    enabled: open && query.length >= 2,
+    staleTime: 10_000,
+  });
   const start = useMutation({
     mutationFn: (ctx: Record<string, unknown> | undefined) =>
       unwrap(api.POST('/workflows/{id}/executions', { params: { path: { id: workflowId } }, body: { email: email.trim(), ...(ctx && { context: ctx }) } })),
@@ -73,8 +86,13 @@ function StartDialog({ workflowId, open, onOpenChange, onStarted }: { workflowId
     >
       <form onSubmit={submit} className="grid gap-4">
         <Field label="Contact email" error={error?.fieldMessage('email') ?? error?.fieldMessage('contactId')}>
-          <Input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoFocus />
+          <Input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoFocus list={listId} autoComplete="off" />
         </Field>
+        <datalist id={listId}>
+          {(matches.data?.data ?? []).map((c) => (
+            <option key={c.id} value={c.email} />
+          ))}
+        </datalist>
         <Field label="Context (JSON, optional)" error={contextError ?? error?.fieldMessage('context')} hint="Variables for templates and conditions: {{context.key}}">
           <Textarea value={context} onChange={(e) => setContext(e.target.value)} rows={3} className="font-mono text-xs" />
         </Field>
@@ -155,6 +173,12 @@ function Timeline({ workflowId, executionId, onClose, onCancel }: { workflowId: 
               </div>
             ) : null}
           </dl>
+          {Object.keys(x.event).length > 0 || Object.keys(x.context).length > 0 ? (
+            <details className="text-xs">
+              <summary className="cursor-pointer text-fg-muted">Event data and context</summary>
+              <pre className="mt-1 max-h-48 overflow-auto rounded-md bg-muted p-2">{JSON.stringify({ event: x.event, context: x.context }, null, 2)}</pre>
+            </details>
+          ) : null}
           <ol aria-label="Steps" className="grid gap-0">
             {x.steps.map((s, i) => (
               <li key={s.id} className="relative flex gap-3 pb-4">
