@@ -69,6 +69,9 @@ describe('dashboard: segments and the condition builder', () => {
       expect(ops).not.toContain('is greater than');
       await first.getByLabel('Operator').selectOption('equals');
       await first.getByLabel('Value').fill('pro');
+      // The live count follows the unsaved condition (POST /segments/count).
+      const live = page.getByTestId('live-count');
+      await expect.poll(() => live.textContent(), { timeout: 5000 }).toBe('4 matching contacts');
 
       await page.getByRole('button', { name: 'Add group to conditions' }).click();
       const group = page.getByRole('group', { name: 'Group 2', exact: true });
@@ -87,6 +90,7 @@ describe('dashboard: segments and the condition builder', () => {
       await age.getByRole('alert').filter({ hasText: 'Enter a number' }).waitFor();
       expect(page.url()).toMatch(/\/segments\/new$/);
       await age.getByLabel('Value').fill('40');
+      await expect.poll(() => live.textContent(), { timeout: 5000 }).toBe('3 matching contacts');
       expect(await seriousA11yViolations(page)).toEqual([]);
       await e.screenshot(page, 'segment-builder');
 
@@ -128,7 +132,7 @@ describe('dashboard: segments and the condition builder', () => {
       const editedAge = page.getByRole('group', { name: 'Condition 2.2', exact: true });
       expect(await editedAge.getByLabel('Value').inputValue()).toBe('40');
       await editedAge.getByRole('button', { name: 'Remove condition 2.2' }).click();
-      await page.getByText('Save to count the contacts matching the changed condition').waitFor();
+      await expect.poll(() => page.getByTestId('live-count').textContent(), { timeout: 5000 }).toBe('1 matching contact');
       expect(await seriousA11yViolations(page)).toEqual([]);
       // Unsaved: leaving asks first; the members tab keeps the edit.
       await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Segments' }).click();

@@ -62,7 +62,6 @@ export function NewSegmentPage() {
         saved={create.isSuccess}
         error={create.error}
         onSubmit={(values) => create.mutate(values)}
-        countSlot={() => <span className="text-xs text-fg-muted">Matching contacts are counted when the segment is saved</span>}
       />
     </>
   );

@@ -1,5 +1,5 @@
 import { Switch } from 'radix-ui';
-import { type FormEvent, type ReactNode, useId, useMemo, useState } from 'react';
+import { type FormEvent, useId, useMemo, useState } from 'react';
 import { useBlocker } from 'react-router';
 import { ApiError } from '@/api/client';
 import { ErrorState } from '@/components/page';
@@ -10,6 +10,7 @@ import { Field } from '@/components/ui/field';
 import { Input, Label, Textarea } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { ConditionBuilder } from './ConditionBuilder';
+import { LiveCount } from './LiveCount';
 import { type ApiTree, type Card as ConditionCard, cardToTree, countRows, type PathIndex, placeApiErrors, validateCard } from './conditions';
 import { useFieldOptions } from './fieldOptions';
 
@@ -33,8 +34,6 @@ interface SegmentFormProps {
   /** The last submit's failure (422 field errors are shown beside their fields and rows). */
   error: unknown;
   onSubmit: (values: SegmentValues) => void;
-  /** Shown beside the builder's title: the saved member count and whether it is current. */
-  countSlot?: (dirty: boolean) => ReactNode;
   /** Editing a saved segment: the form tells whether it has unsaved changes (remount it after a save). */
   editing?: boolean;
   /** The form's values were saved: leaving the page no longer asks for confirmation. */
@@ -42,7 +41,7 @@ interface SegmentFormProps {
 }
 
 /** Name, description, tracking and the condition of a segment: the form of the new and edit pages. */
-export function SegmentForm({ initial, segmentId, submitLabel, pending, error, onSubmit, countSlot, editing = false, chooseType = false, saved = false }: SegmentFormProps) {
+export function SegmentForm({ initial, segmentId, submitLabel, pending, error, onSubmit, editing = false, chooseType = false, saved = false }: SegmentFormProps) {
   const fields = useFieldOptions(segmentId);
   const [type, setType] = useState(initial.type);
   const [name, setName] = useState(initial.name);
@@ -156,7 +155,7 @@ export function SegmentForm({ initial, segmentId, submitLabel, pending, error, o
         <Card>
           <CardHeader>
             <CardTitle>Condition</CardTitle>
-            {countSlot ? countSlot(dirty) : null}
+            <LiveCount condition={local.length === 0 ? current.condition : undefined} />
           </CardHeader>
           <CardBody className="grid gap-3">
             {fields.error ? <ErrorState error={fields.error} onRetry={fields.refetch} /> : null}

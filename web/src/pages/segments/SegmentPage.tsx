@@ -370,11 +370,6 @@ function Definition({ segment: s }: { segment: Segment }) {
       pending={save.isPending}
       error={save.error}
       onSubmit={(v) => save.mutate(v)}
-      countSlot={(dirty) => (
-        <span className="text-xs text-fg-muted" aria-live="polite">
-          {dirty ? 'Save to count the contacts matching the changed condition' : countOf(s.memberCount, 'matching contact', 'matching contacts')}
-        </span>
-      )}
     />
   );
 }
