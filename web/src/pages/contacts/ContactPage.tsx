@@ -340,6 +340,7 @@ function ListSkeleton() {
 
 /** Every event of the contact (GET /events/contact/{id}), newest first, paged by cursor. */
 function EventsTimeline({ contact }: { contact: Contact }) {
+  const project = useProject();
   const events = useInfiniteQuery({
     queryKey: ['contacts', 'events', contact.id],
     queryFn: ({ pageParam }) => unwrap(api.GET('/events/contact/{contactId}', { params: { path: { contactId: contact.id }, query: { limit: 20, ...(pageParam ? { cursor: pageParam } : {}) } } })),
@@ -351,7 +352,12 @@ function EventsTimeline({ contact }: { contact: Contact }) {
     <Card>
       <CardHeader>
         <CardTitle>Events</CardTitle>
-        {events.data ? <span className="text-xs text-fg-muted">{formatNumber(events.data.pages[0]?.total ?? 0)} in all</span> : null}
+        <span className="flex items-center gap-3 text-xs text-fg-muted">
+          {events.data ? <span>{formatNumber(events.data.pages[0]?.total ?? 0)} in all</span> : null}
+          <Link to={`${projectPath(project, 'activity')}?contactId=${contact.id}`} className="text-accent underline">
+            All activity
+          </Link>
+        </span>
       </CardHeader>
       <CardBody>
         {events.isPending ? (
