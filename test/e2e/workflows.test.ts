@@ -264,6 +264,14 @@ describe('dashboard: workflows', () => {
       await page.getByRole('dialog', { name: 'Cancel every active execution?' }).getByRole('button', { name: 'Cancel all executions' }).click();
       await expect.poll(() => page.getByRole('row', { name: /bob@example\.com/ }).textContent(), POLL).toContain('Cancelled');
 
+      // Delete a step from its panel, after confirming: the trigger becomes a leaf with its "+".
+      await page.goto(`/app/projects/${projectId}/workflows/${wf.id}`);
+      await page.getByRole('group', { name: 'Wait for event step Wait for pong' }).click();
+      await page.getByRole('complementary', { name: 'Step Wait for pong' }).getByRole('button', { name: 'Delete step' }).click();
+      await page.getByRole('dialog', { name: 'Delete Wait for pong?' }).getByRole('button', { name: 'Delete step' }).click();
+      await page.getByRole('button', { name: 'Add a step after Trigger', exact: true }).waitFor();
+      expect((await api<Detail>(keys, `/workflows/${wf.id}`)).steps.map((st) => st.type)).toEqual(['TRIGGER']);
+
       // Duplicate, then delete the copy after confirming.
       await page.goto(`/app/projects/${projectId}/workflows`);
       await page.getByRole('button', { name: 'Actions for Waiter' }).click();
@@ -273,7 +281,7 @@ describe('dashboard: workflows', () => {
       await copy.getByRole('button', { name: 'Actions for Waiter (Copy)' }).click();
       await page.getByRole('menuitem', { name: 'Delete' }).click();
       const confirmDelete = page.getByRole('dialog', { name: 'Delete Waiter (Copy)?' });
-      expect(await confirmDelete.textContent()).toMatch(/2 steps/);
+      expect(await confirmDelete.textContent()).toContain('Its 1 step and the history of its 0 executions are deleted');
       await confirmDelete.getByRole('button', { name: 'Delete workflow' }).click();
       await confirmDelete.waitFor({ state: 'detached' });
       await expect.poll(() => copy.count(), POLL).toBe(0);

@@ -16,7 +16,7 @@ import { formatDateTime, formatNumber } from '@/lib/format';
 import { cn } from '@/lib/cn';
 import { useUrlParam } from '@/lib/url-state';
 import { BRANCH_LABELS, formatSeconds, STEP_LABELS } from './graph';
-import { isActive, Pager, pageParam, StatusBadge, StepChip, When, type WorkflowExecution, useSetParams, ActionsMenu } from './parts';
+import { isActive, Pager, pageParam, StatusBadge, StepChip, When, type WorkflowExecution, useSetParams, ActionsMenu, plural } from './parts';
 
 const PAGE_SIZE = 25;
 const STATUSES = ['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'] as const;
@@ -266,7 +266,7 @@ export function ExecutionsPage() {
   const cancelAll = useMutation({
     mutationFn: () => unwrap(api.POST('/workflows/{id}/executions/cancel-all', { params: { path: { id: workflowId } } })),
     onSuccess: (r) => {
-      notify({ title: `${formatNumber(r.cancelled)} executions cancelled` });
+      notify({ title: `${plural(r.cancelled, 'execution')} cancelled` });
       setCancellingAll(false);
       refresh();
     },

@@ -14,7 +14,7 @@ import { Input, Label, Select, Textarea } from '@/components/ui/input';
 import { SkeletonRows, TBody, TD, TH, THead, TR, Table } from '@/components/ui/table';
 import { formatNumber } from '@/lib/format';
 import { useUrlParam } from '@/lib/url-state';
-import { Pager, pageParam, When, type WorkflowListItem, useSetParams, ActionsMenu } from './parts';
+import { Pager, pageParam, When, type WorkflowListItem, useSetParams, ActionsMenu, plural } from './parts';
 
 const PAGE_SIZE = 25;
 
@@ -257,8 +257,8 @@ export function WorkflowsPage() {
         title={`Delete ${deleting?.name ?? 'the workflow'}?`}
         description={
           <>
-            Its {formatNumber(deleting?.stepCount ?? 0)} steps and the history of its {formatNumber(deleting?.executionCount ?? 0)} executions are deleted. This cannot be undone.
-            {deleting && deleting.activeExecutionCount > 0 ? ` It has ${formatNumber(deleting.activeExecutionCount)} active executions: cancel them first.` : ''}
+            Its {plural(deleting?.stepCount ?? 0, 'step')} and the history of its {plural(deleting?.executionCount ?? 0, 'execution')} are deleted. This cannot be undone.
+            {deleting && deleting.activeExecutionCount > 0 ? ` It has ${plural(deleting.activeExecutionCount, 'active execution')}: cancel them first.` : ''}
           </>
         }
         confirmLabel="Delete workflow"

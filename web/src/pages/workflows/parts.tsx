@@ -143,3 +143,6 @@ export function ActionsMenu({ label, actions }: { label: string; actions: MenuAc
     </M.Root>
   );
 }
+
+/** "1 step", "2,000 steps". */
+export const plural = (n: number, word: string): string => `${formatNumber(n)} ${word}${n === 1 ? '' : 's'}`;
