@@ -256,6 +256,9 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await dialog.getByRole('button', { name: 'Send test' }).click();
       await expect.poll(() => e.sink.messagesTo('vip@example.org').length, { timeout: 20_000 }).toBe(1);
       expect(e.sink.messagesTo('vip@example.org')[0]?.raw.toString()).toMatch(/Subject: For you, Vera/);
+      // The draft saved on the way has its own address now (the same composer goes on).
+      await page.waitForURL(/\/campaigns\/[0-9a-f-]{36}\/edit$/);
+      expect(await page.getByLabel('Campaign name').inputValue()).toBe('VIP preview');
 
       await page.getByRole('button', { name: 'Send…' }).click();
       await expect.poll(() => dialog.getByTestId('recipient-count').textContent()).toBe('1');

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ArrowLeft, FlaskConical, Send } from 'lucide-react';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
-import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
+import { Link, useLocation, useNavigate, useParams, useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import type { components } from '@/api/schema';
 import { projectPath, useProject } from '@/app/project';
@@ -13,7 +13,7 @@ import { Field } from '@/components/ui/field';
 import { Input, Label, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { formatDateTime, formatNumber } from '@/lib/format';
-import { useLeaveGuard } from '../templates/LeaveGuard';
+import { SKIP_LEAVE_GUARD, useLeaveGuard } from '../templates/LeaveGuard';
 import { ContentEditor, type EmailForm, emptyForm, EnvelopeFields } from '../templates/TemplateEditorPage';
 import { allowedActions, statusLabel } from './logic';
 import { type Campaign, SendDialog, TestSendDialog, useRecipientEstimate, useSegments } from './shared';
@@ -180,7 +180,7 @@ function AudienceCard({ form, set, error, filteredStored }: { form: ComposerForm
   );
 }
 
-function Composer({ campaign, initial }: { campaign: Campaign | undefined; initial: ComposerForm }) {
+function Composer({ campaign, initial, instanceKey }: { campaign: Campaign | undefined; initial: ComposerForm; instanceKey: string }) {
   const project = useProject();
   const navigate = useNavigate();
   const qc = useQueryClient();
@@ -195,7 +195,7 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
   const createdId = useRef<string | undefined>(undefined);
   const set = (patch: Partial<ComposerForm>) => setForm((f) => ({ ...f, ...patch }));
   const dirty = JSON.stringify(form) !== JSON.stringify(saved);
-  const guard = useLeaveGuard(dirty, 'campaign');
+  const leaveGuard = useLeaveGuard(dirty, 'campaign');
   const filteredStored = campaign?.audienceType === 'FILTERED';
 
   const body = (f: ComposerForm) => ({
@@ -225,6 +225,8 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
       qc.setQueryData(['campaigns', c.id], c);
       void qc.invalidateQueries({ queryKey: ['campaigns', 'list'] });
       setSaved(submitted);
+      // A new campaign gets its own address; the same composer stays (open dialogs too).
+      if (!campaign) navigate(projectPath(project, `campaigns/${c.id}/edit`), { replace: true, state: { ...SKIP_LEAVE_GUARD, composerKey: instanceKey } });
     },
   });
 
@@ -240,13 +242,7 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
     e.preventDefault();
     setLocalError(undefined);
     save.mutate(form, {
-      onSuccess: (c) => {
-        toast({ title: campaign ? 'Campaign saved' : 'Draft saved' });
-        if (!campaign) {
-          guard.allow();
-          navigate(projectPath(project, `campaigns/${c.id}/edit`), { replace: true });
-        }
-      },
+      onSuccess: () => toast({ title: campaign ? 'Campaign saved' : 'Draft saved' }),
     });
   };
 
@@ -327,13 +323,10 @@ function Composer({ campaign, initial }: { campaign: Campaign | undefined; initi
         campaign={{ name: form.name, subject: form.subject, type: form.type, audienceType: form.audienceType, segmentId: form.segmentId || null }}
         segmentName={segmentName}
         prepare={prepare}
-        onSent={(id) => {
-          guard.allow();
-          navigate(projectPath(project, `campaigns/${id}`));
-        }}
+        onSent={(id) => navigate(projectPath(project, `campaigns/${id}`), { state: SKIP_LEAVE_GUARD })}
       />
       <TestSendDialog open={testing} onOpenChange={setTesting} prepare={prepare} />
-      {guard.dialog}
+      {leaveGuard}
     </form>
   );
 }
@@ -352,6 +345,9 @@ function Loading() {
 export function CampaignComposerPage() {
   const { campaignId } = useParams();
   const [params] = useSearchParams();
+  const location = useLocation();
+  const state: unknown = location.state;
+  const composerKey = typeof state === 'object' && state !== null && typeof (state as { composerKey?: unknown }).composerKey === 'string' ? (state as { composerKey: string }).composerKey : undefined;
   const project = useProject();
   const templateId = campaignId ? undefined : (params.get('templateId') ?? undefined);
   const campaign = useQuery({
@@ -368,7 +364,8 @@ export function CampaignComposerPage() {
     if (templateId && template.isError) return <ErrorState error={template.error} onRetry={() => void template.refetch()} />;
     if (templateId && !template.data) return <Loading />;
     const initial: ComposerForm = { ...emptyForm, audienceType: 'ALL', segmentId: '', ...(template.data ? fromTemplate(template.data, '') : {}) };
-    return <Composer key={`new-${templateId ?? ''}`} campaign={undefined} initial={initial} />;
+    const key = `new-${templateId ?? ''}`;
+    return <Composer key={key} instanceKey={key} campaign={undefined} initial={initial} />;
   }
   if (campaign.isError) return <ErrorState error={campaign.error} onRetry={() => void campaign.refetch()} />;
   if (!campaign.data) return <Loading />;
@@ -382,5 +379,7 @@ export function CampaignComposerPage() {
         </Link>
       </div>
     );
-  return <Composer key={c.id} campaign={c} initial={fromCampaign(c)} />;
+  // Just created by this composer: the same instance goes on (its key came with the navigation).
+  const key = composerKey ?? c.id;
+  return <Composer key={key} instanceKey={key} campaign={c} initial={fromCampaign(c)} />;
 }

@@ -1,22 +1,26 @@
-import { useEffect, useRef } from 'react';
+import { useEffect } from 'react';
 import { useBlocker } from 'react-router';
 import { ConfirmDialog } from '@/components/ui/dialog';
 
+/** Navigation state that passes the guard: the editor's own moves after a save, a send or a delete. */
+export const SKIP_LEAVE_GUARD = { skipLeaveGuard: true } as const;
+
+const skips = (state: unknown): boolean => typeof state === 'object' && state !== null && (state as { skipLeaveGuard?: unknown }).skipLeaveGuard === true;
+
 /**
  * Asks before leaving an editor with unsaved changes: a confirmation for links inside the app,
- * the browser's own prompt for closing or reloading the tab. `allow()` lets the editor's own
- * navigation through (after a save, a send).
+ * the browser's own prompt for closing or reloading the tab. Navigations with
+ * {@link SKIP_LEAVE_GUARD} in their state go through.
  */
 export function useLeaveGuard(dirty: boolean, what: string) {
-  const bypass = useRef(false);
-  const blocker = useBlocker(({ currentLocation, nextLocation }) => dirty && !bypass.current && currentLocation.pathname !== nextLocation.pathname);
+  const blocker = useBlocker(({ currentLocation, nextLocation }) => dirty && currentLocation.pathname !== nextLocation.pathname && !skips(nextLocation.state));
   useEffect(() => {
     if (!dirty) return;
     const warn = (e: BeforeUnloadEvent) => e.preventDefault();
     window.addEventListener('beforeunload', warn);
     return () => window.removeEventListener('beforeunload', warn);
   }, [dirty]);
-  const dialog = (
+  return (
     <ConfirmDialog
       open={blocker.state === 'blocked'}
       onOpenChange={(open) => {
@@ -28,10 +32,4 @@ export function useLeaveGuard(dirty: boolean, what: string) {
       onConfirm={() => blocker.proceed?.()}
     />
   );
-  return {
-    allow: () => {
-      bypass.current = true;
-    },
-    dialog,
-  };
 }

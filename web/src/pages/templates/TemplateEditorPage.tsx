@@ -14,7 +14,7 @@ import { Field } from '@/components/ui/field';
 import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { HtmlEditor, type HtmlEditorHandle } from './HtmlEditor';
-import { useLeaveGuard } from './LeaveGuard';
+import { SKIP_LEAVE_GUARD, useLeaveGuard } from './LeaveGuard';
 import { EmailPreview } from './Preview';
 import { DeleteTemplateDialog, useDuplicateTemplate } from './TemplateActions';
 import { unknownVariables } from './variables';
@@ -223,7 +223,7 @@ function Editor({ template }: { template: Template | undefined }) {
   const [localError, setLocalError] = useState<string>();
   const set = (patch: Partial<EmailForm>) => setForm((f) => ({ ...f, ...patch }));
   const dirty = JSON.stringify(form) !== JSON.stringify(saved);
-  const guard = useLeaveGuard(dirty, 'template');
+  const leaveGuard = useLeaveGuard(dirty, 'template');
 
   const save = useMutation({
     mutationFn: async (f: EmailForm) =>
@@ -235,10 +235,7 @@ function Editor({ template }: { template: Template | undefined }) {
       void qc.invalidateQueries({ queryKey: ['templates', 'list'] });
       setSaved(submitted);
       toast({ title: template ? 'Template saved' : 'Template created' });
-      if (!template) {
-        guard.allow();
-        navigate(projectPath(project, `templates/${t.id}`), { replace: true });
-      }
+      if (!template) navigate(projectPath(project, `templates/${t.id}`), { replace: true, state: SKIP_LEAVE_GUARD });
     },
   });
   const duplicate = useDuplicateTemplate((copy) => navigate(projectPath(project, `templates/${copy.id}`)));
@@ -318,13 +315,10 @@ function Editor({ template }: { template: Template | undefined }) {
           template={template}
           open={deleting}
           onOpenChange={setDeleting}
-          onDeleted={() => {
-            guard.allow();
-            navigate(projectPath(project, 'templates'));
-          }}
+          onDeleted={() => navigate(projectPath(project, 'templates'), { state: SKIP_LEAVE_GUARD })}
         />
       ) : null}
-      {guard.dialog}
+      {leaveGuard}
     </form>
   );
 }
