@@ -17,6 +17,8 @@ export interface E2E {
   /** http://127.0.0.1:<port> of the real server (API, worker and dashboard in one process, as `npm start`). */
   base: string;
   server: ServerProcess;
+  /** The server's own database (for a test to stage what the UI cannot, e.g. a verified domain). */
+  databaseUrl: string;
   sink: SmtpSink;
   browser: Browser;
   /** A new browser context (own cookies) and its page, at the dashboard's size. */
@@ -66,6 +68,7 @@ export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
   return {
     base,
     server,
+    databaseUrl: databaseUrl(name),
     sink,
     browser,
     async newPage() {

@@ -32,9 +32,12 @@ interface Envelope {
   error?: { code?: string; message?: string; requestId?: string; errors?: FieldError[]; suggestion?: string };
 }
 
-/** The ApiError of a failed answer's body (the envelope, or a bare status when the body is not one). */
+/** The ApiError of a failed answer's body (the envelope, the legacy `{error: string}`, or a bare status). */
 export function toApiError(status: number, body: unknown): ApiError {
-  const e = (body && typeof body === 'object' ? (body as Envelope) : {}).error;
+  const raw = (body && typeof body === 'object' ? (body as { error?: unknown }) : {}).error;
+  // The spec's legacy 400 bodies are `{"error": "<message>"}`.
+  if (typeof raw === 'string') return new ApiError(status, 'BAD_REQUEST', raw, undefined);
+  const e = raw as Envelope['error'];
   const message = e?.message ?? (body as Envelope | undefined)?.message ?? `The server answered ${status}`;
   return new ApiError(status, e?.code ?? 'HTTP_ERROR', message, e?.requestId, e?.errors ?? [], e?.suggestion);
 }
