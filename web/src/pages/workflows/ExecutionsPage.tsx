@@ -309,7 +309,9 @@ export function ExecutionsPage() {
           {list.isError ? (
             <ErrorState error={list.error} onRetry={() => void list.refetch()} />
           ) : !list.isPending && rows.length === 0 ? (
-            status ? (
+            page > 1 ? (
+              <EmptyState title="This page is empty" description="The list got shorter since this page was opened." action={<Button variant="secondary" onClick={() => setPage(undefined)}>First page</Button>} />
+            ) : status ? (
               <EmptyState title="No execution with this status" description="Try another status." action={<Button variant="secondary" onClick={() => setParams({ status: undefined, page: undefined })}>All statuses</Button>} />
             ) : (
               <EmptyState

@@ -81,7 +81,7 @@ function FormError({ error, shown }: { error: unknown; shown: (field: string) =>
   );
 }
 
-const FORM_FIELDS = /^(name|config\.(templateId|recipient(\.type|\.customEmail)?|amount|unit|eventName|timeout|field|operator|value|condition|url|method|headers(\..*)?|body|updates(\..*)?|subscribed|subscriptionAction|reason))$/;
+const FORM_FIELDS = /^(name|config\.(templateId|recipient(\.type|\.customEmail)?|amount|unit|eventName|timeout|field|operator|value(\..*)?|condition(\..*)?|url|method|headers(\..*)?|body(\..*)?|updates(\..*)?|subscribed|subscriptionAction|reason))$/;
 
 // ——— Insert a step ———
 

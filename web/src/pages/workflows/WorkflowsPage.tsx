@@ -111,6 +111,12 @@ export function WorkflowsPage() {
   const [pageValue, setPage] = useUrlParam('page');
   const page = pageParam(pageValue);
   const [draft, setDraft] = useState(search ?? '');
+  // The URL changed by itself (back button, a link): the box shows it, and the debounce below keeps it.
+  const [shownSearch, setShownSearch] = useState(search);
+  if (search !== shownSearch) {
+    setShownSearch(search);
+    setDraft(search ?? '');
+  }
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<WorkflowListItem | undefined>();
 
@@ -180,7 +186,9 @@ export function WorkflowsPage() {
       {list.isError ? (
         <ErrorState error={list.error} onRetry={() => void list.refetch()} />
       ) : !list.isPending && rows.length === 0 ? (
-        filtered ? (
+        page > 1 ? (
+          <EmptyState title="This page is empty" description="The list got shorter since this page was opened." action={<Button variant="secondary" onClick={() => setPage(undefined)}>First page</Button>} />
+        ) : filtered ? (
           <EmptyState title="No workflow matches" description="Try another search or status." action={<Button variant="secondary" onClick={() => { setDraft(''); setParams({ search: undefined, status: undefined, page: undefined }); }}>Clear filters</Button>} />
         ) : (
           <EmptyState

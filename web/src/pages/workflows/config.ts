@@ -1,9 +1,10 @@
-import type { StepType } from './graph';
 
 /**
  * A step's config as the side panel's form holds it (strings, as typed) and back, with the checks
  * the form can make before the API's own (which answers 422 with `config.<key>` fields).
  */
+type StepType = 'TRIGGER' | 'SEND_EMAIL' | 'DELAY' | 'WAIT_FOR_EVENT' | 'CONDITION' | 'WEBHOOK' | 'UPDATE_CONTACT' | 'EXIT';
+
 export interface ConfigDraft {
   templateId: string;
   recipientType: 'CONTACT' | 'CUSTOM';
@@ -70,7 +71,8 @@ export function parseLiteral(text: string): string | number | boolean | null {
   if (t === 'true') return true;
   if (t === 'false') return false;
   if (t === 'null') return null;
-  if (t !== '' && /^-?\d+(\.\d+)?$/.test(t)) return Number(t);
+  // A leading zero (a zip code, 01234) stays text.
+  if (/^-?(0|[1-9]\d*)(\.\d+)?$/.test(t)) return Number(t);
   return text;
 }
 
