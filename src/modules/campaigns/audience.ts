@@ -1,7 +1,7 @@
 import { type Kysely, type RawBuilder, sql, type SqlBool } from 'kysely';
 import { compileCondition, validateCondition } from '../../conditions/index.js';
 import { type ConditionTree, ConditionTreeSchema } from '../../conditions/tree.js';
-import type { CampaignRow, Database, StoredCondition } from '../../db/schema.js';
+import type { CampaignRow, Database, EmailType, StoredCondition } from '../../db/schema.js';
 import { validationError } from '../../http/errors.js';
 import { suppressionJoinSql } from '../suppressions/index.js';
 import { segmentExists } from './campaigns.repo.js';
@@ -44,6 +44,9 @@ export async function resolveAudience(db: Kysely<Database>, projectId: string, i
   return { audienceType: 'ALL', segmentId: null, audienceCondition: null };
 }
 
+/** What an audience is made of, on a campaign row (or an unsaved audience shaped like one). */
+type AudienceSource = Pick<CampaignRow, 'project_id' | 'audience_type' | 'segment_id' | 'audience_condition'>;
+
 /** The stored audience cannot be evaluated: the campaign-send job ends the campaign at once (start-failure.ts). */
 export class AudienceUnusableError extends Error {
   override readonly name = 'AudienceUnusableError';
@@ -57,7 +60,7 @@ export class AudienceUnusableError extends Error {
  * AudienceUnusableError rather than matching nobody: a campaign "sent" to nobody would hide it.
  * A stored condition that no longer parses throws a ZodError (also never retried).
  */
-export async function audienceSql(db: Kysely<Database>, campaign: CampaignRow): Promise<RawBuilder<SqlBool>> {
+export async function audienceSql(db: Kysely<Database>, campaign: AudienceSource): Promise<RawBuilder<SqlBool>> {
   if (campaign.audience_type === 'ALL') return sql<SqlBool>`true`;
   if (campaign.audience_type === 'FILTERED') {
     if (!campaign.audience_condition) throw new AudienceUnusableError('The campaign has no audience condition');
@@ -92,9 +95,32 @@ export async function countCampaignRecipients(db: Kysely<Database>, campaign: Ca
   } catch {
     return 0;
   }
-  const marketing = campaign.type === 'MARKETING' ? sql`AND c.subscribed` : sql``;
+  return countRecipients(db, campaign.project_id, audience, campaign.type === 'MARKETING');
+}
+
+/** The contacts of `audience` less suppressed addresses (and, for marketing, the unsubscribed): one count query. */
+async function countRecipients(db: Kysely<Database>, projectId: string, audience: RawBuilder<SqlBool>, marketing: boolean): Promise<number> {
+  const subscribed = marketing ? sql`AND c.subscribed` : sql``;
   const { rows } = await sql<{ n: string }>`
-    SELECT count(*) AS n FROM contacts c ${suppressionJoinSql(campaign.project_id, sql.ref('c.email'), 'sup')}
-    WHERE c.project_id = ${campaign.project_id} AND (${audience}) ${marketing} AND sup.email IS NULL`.execute(db);
+    SELECT count(*) AS n FROM contacts c ${suppressionJoinSql(projectId, sql.ref('c.email'), 'sup')}
+    WHERE c.project_id = ${projectId} AND (${audience}) ${subscribed} AND sup.email IS NULL`.execute(db);
   return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * POST /campaigns/audience-count: how many emails a campaign with this audience would queue if
+ * sent now (as countCampaignRecipients counts a saved one), for the composer's live count. The
+ * audience is checked as on create (422 naming the field); a segment that cannot be evaluated
+ * (a DYNAMIC one without a condition) is a 422 on `segmentId`.
+ */
+export async function countAudience(db: Kysely<Database>, projectId: string, input: AudienceInput & { type: EmailType }): Promise<number> {
+  const a = await resolveAudience(db, projectId, input);
+  let audience: RawBuilder<SqlBool>;
+  try {
+    audience = await audienceSql(db, { project_id: projectId, audience_type: a.audienceType, segment_id: a.segmentId, audience_condition: a.audienceCondition });
+  } catch (err) {
+    if (err instanceof AudienceUnusableError) throw validationError([{ field: 'segmentId', message: err.message, code: 'invalid_string' }]);
+    throw err;
+  }
+  return countRecipients(db, projectId, audience, input.type === 'MARKETING');
 }

@@ -2,7 +2,10 @@ import { projectOf } from '../../http/auth.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
+import { countAudience } from './audience.js';
 import {
+  AudienceCount,
+  AudienceCountBody,
   Campaign,
   CAMPAIGN_BODY_LIMIT,
   CampaignIdParams,
@@ -40,6 +43,19 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
     },
     handler: async (request, reply) =>
       reply.code(201).send({ success: true as const, data: await createCampaign(db, projectOf(request).id, request.body) }),
+  });
+
+  r.post('/campaigns/audience-count', {
+    schema: {
+      tags,
+      summary: "Recipients an audience would have if a campaign were sent to it now (the composer's live count); saves nothing",
+      body: AudienceCountBody,
+      response: { 200: AudienceCount },
+    },
+    handler: async (request) => {
+      const { type = 'MARKETING', audienceType, segmentId, audienceCondition } = request.body;
+      return { count: await countAudience(db, projectOf(request).id, { type, audienceType, segmentId, audienceCondition }) };
+    },
   });
 
   r.get('/campaigns/:id', {

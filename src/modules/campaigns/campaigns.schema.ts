@@ -87,6 +87,19 @@ export const CreateCampaignBody = z.object({
 });
 export type CreateCampaignBody = z.infer<typeof CreateCampaignBody>;
 
+export const AudienceCountBody = z.object({
+  type: z.enum(EMAIL_TYPES).optional().describe('Default MARKETING (subscribed contacts only)'),
+  audienceType: z.enum(AUDIENCE_TYPES).describe('ALL, SEGMENT (with segmentId) or FILTERED (with audienceCondition)'),
+  segmentId: z.uuid().nullable().optional().describe('Required for SEGMENT: a segment of the project'),
+  audienceCondition: z.unknown().optional().describe('Required for FILTERED: a condition tree'),
+});
+export type AudienceCountBody = z.infer<typeof AudienceCountBody>;
+
+export const AudienceCount = z
+  .object({ count: z.int().describe('Emails a campaign with this audience would queue if sent now: its contacts (MARKETING: subscribed) less suppressed addresses') })
+  .meta({ id: 'CampaignAudienceCount' });
+export type AudienceCount = z.infer<typeof AudienceCount>;
+
 export const UpdateCampaignBody = z.object({
   from: z.preprocess((v) => (typeof v === 'string' ? v.trim() : v), email.optional()),
   ...fields,
