@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connect } from '../../src/db/connection.js';
 import { type E2E, signUpAndCreateProject, startE2E } from './harness.js';
 
 let e: E2E;
@@ -41,6 +43,39 @@ interface Detail {
   enabled: boolean;
   steps: { id: string; type: string; name: string; config: Record<string, unknown>; position: { x: number; y: number } }[];
   transitions: { id: string; fromStepId: string; toStepId: string; branch: string | null }[];
+}
+
+/**
+ * Marks a domain and the project owner's email verified in the server's database (as the operator
+ * CLI's verify-domain does; no DNS here), so the project can have templates. The harness keeps the
+ * database name to itself: the e2e database holding the domain is looked up.
+ */
+async function verifySender(domainId: string, ownerEmail: string): Promise<void> {
+  const admin = connect(inject('databaseUrl'), { max: 1 });
+  let names: string[];
+  try {
+    const { rows } = await sql<{ datname: string }>`SELECT datname FROM pg_database WHERE datname LIKE 'mp_e2e_%'`.execute(admin.db);
+    names = rows.map((r) => r.datname);
+  } finally {
+    await admin.close();
+  }
+  for (const name of names) {
+    const url = new URL(inject('databaseUrl'));
+    url.pathname = `/${name}`;
+    const db = connect(url.toString(), { max: 1 });
+    try {
+      const { rows } = await sql<{ ok: number }>`SELECT 1 AS ok FROM domains WHERE id = ${domainId}::uuid`.execute(db.db);
+      if (rows.length === 0) continue;
+      await sql`UPDATE domains SET verified = true, verified_at = now() WHERE id = ${domainId}::uuid`.execute(db.db);
+      await sql`UPDATE users SET email_verified_at = now() WHERE email = ${ownerEmail} AND email_verified_at IS NULL`.execute(db.db);
+      return;
+    } catch {
+      // Another test file's database being dropped or not migrated yet: not ours.
+    } finally {
+      await db.close();
+    }
+  }
+  throw new Error(`no e2e database holds domain ${domainId}`);
 }
 
 /** Opens the "+" of a slot or an edge, picks a type and fills the dialog through `fill`. */
@@ -198,10 +233,11 @@ describe('dashboard: workflows', () => {
     }
   }, 180_000);
 
-  it('starts one for a contact by hand, cancels it, duplicates and deletes a workflow', async () => {
+  it('refuses to enable an unrunnable workflow, starts one for a contact by hand, cancels it, deletes and adds steps, duplicates and deletes a workflow', async () => {
     const { context, page } = await e.newPage();
     try {
-      const projectId = await signUpAndCreateProject(page, `wf2-${Date.now()}@example.com`);
+      const owner = `wf2-${Date.now()}@example.com`;
+      const projectId = await signUpAndCreateProject(page, owner);
       const keys = await projectKeys(page, projectId);
       // A workflow built through the API: TRIGGER → WAIT_FOR_EVENT (stays WAITING).
       const wf = await api<{ id: string }>(keys, '/workflows', { method: 'POST', body: JSON.stringify({ name: 'Waiter', eventName: 'ping' }) });
@@ -272,6 +308,22 @@ describe('dashboard: workflows', () => {
       await page.getByRole('button', { name: 'Add a step after Trigger', exact: true }).waitFor();
       expect((await api<Detail>(keys, `/workflows/${wf.id}`)).steps.map((st) => st.type)).toEqual(['TRIGGER']);
 
+      // A SEND_EMAIL step: its template is picked from the project's; none picked is refused by the form.
+      const domainName = `wf${Date.now().toString(36)}.example.com`;
+      const domain = await api<{ id: string }>(keys, '/domains', { method: 'POST', body: JSON.stringify({ domain: domainName }) });
+      await verifySender(domain.id, owner);
+      await api(keys, '/templates', { method: 'POST', body: JSON.stringify({ name: 'Welcome', subject: 'Hi there', body: '<p>Hi</p>', from: `hello@${domainName}` }) });
+      await page.getByRole('button', { name: 'Add a step after Trigger', exact: true }).click();
+      const add = page.getByRole('dialog', { name: 'Add a step' });
+      await add.getByText('Send email', { exact: true }).click();
+      await add.getByRole('button', { name: 'Add step' }).click();
+      await expect.poll(() => add.getByLabel('Template', { exact: true }).getAttribute('aria-invalid'), POLL).toBe('true');
+      await expect.poll(() => add.getByLabel('Template', { exact: true }).locator('option').allTextContents(), POLL).toContain('Welcome — Hi there');
+      await add.getByLabel('Template', { exact: true }).selectOption({ label: 'Welcome — Hi there' });
+      await add.getByRole('button', { name: 'Add step' }).click();
+      await add.waitFor({ state: 'detached' });
+      await expect.poll(() => page.getByRole('group', { name: 'Send email step Send email' }).textContent(), POLL).toContain('“Welcome”');
+
       // Duplicate, then delete the copy after confirming.
       await page.goto(`/app/projects/${projectId}/workflows`);
       await page.getByRole('button', { name: 'Actions for Waiter' }).click();
@@ -281,7 +333,7 @@ describe('dashboard: workflows', () => {
       await copy.getByRole('button', { name: 'Actions for Waiter (Copy)' }).click();
       await page.getByRole('menuitem', { name: 'Delete' }).click();
       const confirmDelete = page.getByRole('dialog', { name: 'Delete Waiter (Copy)?' });
-      expect(await confirmDelete.textContent()).toContain('Its 1 step and the history of its 0 executions are deleted');
+      expect(await confirmDelete.textContent()).toContain('Its 2 steps and the history of its 0 executions are deleted');
       await confirmDelete.getByRole('button', { name: 'Delete workflow' }).click();
       await confirmDelete.waitFor({ state: 'detached' });
       await expect.poll(() => copy.count(), POLL).toBe(0);
