@@ -1,8 +1,7 @@
 import { useEffect, useLayoutEffect } from 'react';
 import { Outlet, useParams } from 'react-router';
 import { setCurrentProject } from '@/api/client';
-import { ErrorState } from '@/components/page';
-import { Skeleton } from '@/components/ui/skeleton';
+import { FrameState } from './FrameState';
 import { NotFound } from './NotFound';
 import { ProjectProvider } from './project';
 import { rememberProject, useProjects } from './session';
@@ -19,20 +18,7 @@ export function ProjectLayout() {
     if (project) rememberProject(project.id);
   }, [project]);
 
-  if (projects.isPending) {
-    return (
-      <div className="p-8" aria-busy="true">
-        <Skeleton className="h-6 w-48" />
-      </div>
-    );
-  }
-  if (projects.error) {
-    return (
-      <div className="p-8">
-        <ErrorState error={projects.error} onRetry={() => void projects.refetch()} />
-      </div>
-    );
-  }
+  if (projects.isPending || projects.error) return <FrameState query={projects} />;
   if (!project) return <NotFound />;
   return (
     <ProjectProvider project={project}>

@@ -1,27 +1,13 @@
 import { Navigate } from 'react-router';
-import { ErrorState } from '@/components/page';
 import { Card, CardBody } from '@/components/ui/card';
-import { Skeleton } from '@/components/ui/skeleton';
+import { FrameState } from './FrameState';
 import { NewProjectForm } from './NewProjectForm';
 import { lastProject, useProjects } from './session';
 
 /** /app: the last project opened (or the first), or the first project to create. */
 export function StartPage() {
   const projects = useProjects();
-  if (projects.isPending) {
-    return (
-      <div className="p-8" aria-busy="true">
-        <Skeleton className="h-6 w-48" />
-      </div>
-    );
-  }
-  if (projects.error) {
-    return (
-      <div className="p-8">
-        <ErrorState error={projects.error} onRetry={() => void projects.refetch()} />
-      </div>
-    );
-  }
+  if (projects.isPending || projects.error) return <FrameState query={projects} />;
   const last = lastProject();
   const target = projects.data.find((p) => p.id === last) ?? projects.data[0];
   if (target) return <Navigate to={`/projects/${target.id}`} replace />;
