@@ -58,6 +58,30 @@ describe('dashboard: accounts and projects in a real browser', () => {
     }
   });
 
+  it('jumps to a page and to a contact found by email from the command palette (Ctrl K)', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const projectId = await signUpAndCreateProject(page, `palette-${Date.now()}@example.com`, 'Palette');
+      const created = await page.evaluate(
+        async (id) =>
+          (await fetch('/contacts', { method: 'POST', headers: { 'content-type': 'application/json', 'x-project-id': id }, body: JSON.stringify({ email: 'zoe.palette@example.com' }) })).status,
+        projectId,
+      );
+      expect(created).toBe(201);
+      await page.keyboard.press('Control+k');
+      const palette = page.getByRole('dialog');
+      await palette.getByRole('combobox').fill('segm');
+      await palette.getByRole('option', { name: 'Segments' }).click();
+      await page.waitForURL(new RegExp(`/app/projects/${projectId}/segments$`));
+      await page.getByRole('button', { name: /Search/ }).click();
+      await palette.getByRole('combobox').fill('zoe.pal');
+      await palette.getByRole('option', { name: /zoe\.palette@example\.com/ }).click();
+      await page.waitForURL(new RegExp(`/app/projects/${projectId}/contacts/[0-9a-f-]{36}$`));
+    } finally {
+      await context.close();
+    }
+  });
+
   it('shows the 422 field error of the API next to the field', async () => {
     const { context, page } = await e.newPage();
     try {
