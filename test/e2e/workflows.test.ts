@@ -320,6 +320,8 @@ describe('dashboard: workflows', () => {
       await expect.poll(() => add.getByLabel('Template', { exact: true }).getAttribute('aria-invalid'), POLL).toBe('true');
       await expect.poll(() => add.getByLabel('Template', { exact: true }).locator('option').allTextContents(), POLL).toContain('Welcome — Hi there');
       await add.getByLabel('Template', { exact: true }).selectOption({ label: 'Welcome — Hi there' });
+      // Re-checked as the user types after the first submit: the error goes once a template is picked.
+      await expect.poll(() => add.getByLabel('Template', { exact: true }).getAttribute('aria-invalid'), POLL).toBeNull();
       await add.getByRole('button', { name: 'Add step' }).click();
       await add.waitFor({ state: 'detached' });
       await expect.poll(() => page.getByRole('group', { name: 'Send email step Send email' }).textContent(), POLL).toContain('“Welcome”');

@@ -126,8 +126,16 @@ function InsertDialog({ workflow, at, onClose, onCreated }: { workflow: Workflow
   });
 
   const error = errorsOf(local, insert.error);
+  // After a first submit, the form re-checks as the user types.
+  const [tried, setTried] = useState(false);
+  const change = (patch: Partial<ConfigDraft>) => {
+    const next = { ...draft, ...patch };
+    setDraft(next);
+    if (tried) setLocal(fromDraft(type, next).errors);
+  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    setTried(true);
     const { config, errors } = fromDraft(type, draft);
     setLocal(errors);
     if (Object.keys(errors).length === 0) insert.mutate({ config });
@@ -178,7 +186,7 @@ function InsertDialog({ workflow, at, onClose, onCreated }: { workflow: Workflow
         <Field label="Step name" error={error('name')} hint={`Default: ${STEP_LABELS[type]}`}>
           <Input value={name} onChange={(e) => setName(e.target.value)} maxLength={200} />
         </Field>
-        <StepConfigFields type={type} draft={draft} onChange={(p) => setDraft((d) => ({ ...d, ...p }))} error={error} triggerEvent={workflow.triggerConfig.eventName} />
+        <StepConfigFields type={type} draft={draft} onChange={change} error={error} triggerEvent={workflow.triggerConfig.eventName} />
         <FormError error={insert.error} shown={(f) => FORM_FIELDS.test(f)} />
         <div className="flex justify-end gap-2">
           <Button variant="secondary" onClick={onClose}>
@@ -262,8 +270,16 @@ function StepPanel({ workflow, step, onClose }: { workflow: WorkflowDetail; step
   });
   const apiError = save.error instanceof ApiError ? save.error : undefined;
   const error = (field: string) => local[field] ?? apiFieldError(save.error, field) ?? (step.type === 'TRIGGER' && field === 'triggerConfig.eventName' ? apiError?.fieldMessage('eventName') : undefined);
+  // After a first submit, the form re-checks as the user types.
+  const [tried, setTried] = useState(false);
+  const change = (patch: Partial<ConfigDraft>) => {
+    const next = { ...draft, ...patch };
+    setDraft(next);
+    if (tried && step.type !== 'TRIGGER') setLocal(fromDraft(step.type, next).errors);
+  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    setTried(true);
     if (step.type === 'TRIGGER') {
       setLocal(eventName.trim() ? {} : { 'triggerConfig.eventName': 'Required' });
       if (eventName.trim()) save.mutate(undefined);
@@ -296,7 +312,7 @@ function StepPanel({ workflow, step, onClose }: { workflow: WorkflowDetail; step
             <Input value={eventName} onChange={(e) => setEventName(e.target.value)} autoComplete="off" />
           </Field>
         ) : (
-          <StepConfigFields type={step.type} draft={draft} onChange={(p) => setDraft((d) => ({ ...d, ...p }))} error={error} triggerEvent={workflow.triggerConfig.eventName} />
+          <StepConfigFields type={step.type} draft={draft} onChange={change} error={error} triggerEvent={workflow.triggerConfig.eventName} />
         )}
         <FormError error={save.error} shown={(f) => FORM_FIELDS.test(f) || f === 'eventName' || f === 'triggerConfig.eventName'} />
         <div className="flex items-center justify-between gap-2">
