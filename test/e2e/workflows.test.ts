@@ -154,8 +154,14 @@ describe('dashboard: workflows', () => {
 
       // Dragging a step stores its position; the others stay laid out.
       const node = page.getByRole('group', { name: 'Update contact step Mark gold' });
-      await page.waitForTimeout(400); // the canvas's fit-to-view animation after the last insert
-      const box = await node.boundingBox();
+      // The canvas fits the view after each insert (a short animation): wait until the node stops moving.
+      let box = await node.boundingBox();
+      for (let i = 0; i < 50; i++) {
+        await page.waitForTimeout(100);
+        const next = await node.boundingBox();
+        if (box && next && Math.abs(next.x - box.x) < 0.5 && Math.abs(next.y - box.y) < 0.5) break;
+        box = next;
+      }
       if (!box) throw new Error('no node box');
       await page.mouse.move(box.x + 40, box.y + 10);
       await page.mouse.down();
