@@ -347,6 +347,18 @@ describe('dashboard: workflows', () => {
       await expect.poll(() => copy.count(), POLL).toBe(0);
       const list = await api<{ data: { name: string }[] }>(keys, '/workflows');
       expect(list.data.map((w) => w.name)).toEqual(['Waiter']);
+      // The same from the editor's "…" menu: the copy opens; deleting it returns to the list.
+      await page.goto(`/app/projects/${projectId}/workflows/${wf.id}`);
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Duplicate' }).click();
+      await page.waitForURL((url) => /\/workflows\/[0-9a-f-]{36}$/.test(url.pathname) && !url.pathname.endsWith(wf.id));
+      await page.getByRole('heading', { name: 'Waiter (Copy)' }).waitFor();
+      await page.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menuitem', { name: 'Delete workflow' }).click();
+      await page.getByRole('dialog', { name: 'Delete Waiter (Copy)?' }).getByRole('button', { name: 'Delete workflow' }).click();
+      await page.waitForURL((url) => url.pathname.endsWith('/workflows'));
+      expect((await api<{ data: { name: string }[] }>(keys, '/workflows')).data.map((w) => w.name)).toEqual(['Waiter']);
+
       // Sorting by name is in the URL and on the server: the copy (deleted) gone, one row left.
       await page.getByRole('button', { name: 'Name' }).click();
       await expect.poll(() => new URL(page.url()).searchParams.get('sort'), POLL).toBe('name');

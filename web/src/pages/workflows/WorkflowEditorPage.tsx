@@ -2,9 +2,9 @@ import '@xyflow/react/dist/style.css';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Background, Controls, MarkerType, MiniMap, type Node, type NodeChange, type NodeMouseHandler, ReactFlow, ReactFlowProvider, useNodesState, useReactFlow } from '@xyflow/react';
 import { Switch } from 'radix-ui';
-import { ArrowLeft, LayoutGrid, ListChecks, Trash2, X } from 'lucide-react';
+import { ArrowLeft, Copy, LayoutGrid, ListChecks, Trash2, X } from 'lucide-react';
 import { type FormEvent, useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
 import { currentTheme } from '@/app/theme';
@@ -34,7 +34,7 @@ import {
   type StepType,
   typesFor,
 } from './graph';
-import { StepChip, type WorkflowDetail, type WorkflowStep } from './parts';
+import { ActionsMenu, plural, StepChip, type WorkflowDetail, type WorkflowStep } from './parts';
 import { StepConfigFields } from './StepForm';
 
 const nodeTypes = { step: StepNodeView, slot: SlotNodeView };
@@ -633,6 +633,58 @@ function Canvas({ workflow, selectedId, onSelect }: { workflow: WorkflowDetail; 
   );
 }
 
+/** The header's "…" menu: duplicate (opens the copy) and delete (after confirming, back to the list). */
+function WorkflowMenu({ workflow }: { workflow: WorkflowDetail }) {
+  const project = useProject();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const notify = useToast();
+  const [deleting, setDeleting] = useState(false);
+  const executions = workflow.steps.find((s) => s.type === 'TRIGGER')?.stats.entered ?? 0;
+  const duplicate = useMutation({
+    mutationFn: () => unwrap(api.POST('/workflows/{id}/duplicate', { params: { path: { id: workflow.id } } })),
+    onSuccess: (copy) => {
+      notify({ title: `${copy.name} created`, description: 'The copy is disabled.' });
+      void queryClient.invalidateQueries({ queryKey: ['workflows', project.id] });
+      void navigate(projectPath(project, `workflows/${copy.id}`));
+    },
+    onError: (e) => notify({ title: 'Could not duplicate the workflow', description: e.message, tone: 'bad' }),
+  });
+  const remove = useMutation({
+    mutationFn: () => unwrap(api.DELETE('/workflows/{id}', { params: { path: { id: workflow.id } } })),
+    onSuccess: () => {
+      notify({ title: `${workflow.name} deleted` });
+      setDeleting(false);
+      void queryClient.invalidateQueries({ queryKey: ['workflows', project.id] });
+      void navigate(projectPath(project, 'workflows'));
+    },
+    onError: (e) => {
+      setDeleting(false);
+      notify({ title: 'Could not delete the workflow', description: e.message, tone: 'bad' });
+    },
+  });
+  return (
+    <>
+      <ActionsMenu
+        label="More actions"
+        actions={[
+          { label: 'Duplicate', icon: Copy, onSelect: () => duplicate.mutate(), disabled: duplicate.isPending },
+          { label: 'Delete workflow', icon: Trash2, onSelect: () => setDeleting(true), danger: true },
+        ]}
+      />
+      <ConfirmDialog
+        open={deleting}
+        onOpenChange={setDeleting}
+        title={`Delete ${workflow.name}?`}
+        description={`Its ${plural(workflow.steps.length, 'step')} and the history of its ${plural(executions, 'execution')} are deleted. This cannot be undone.`}
+        confirmLabel="Delete workflow"
+        pending={remove.isPending}
+        onConfirm={() => remove.mutate()}
+      />
+    </>
+  );
+}
+
 export function WorkflowEditorPage() {
   const project = useProject();
   const { workflowId = '' } = useParams();
@@ -673,6 +725,7 @@ export function WorkflowEditorPage() {
               <Link to={projectPath(project, `workflows/${workflow.id}/executions`)} className="inline-flex h-9 items-center gap-2 rounded-md border border-border bg-surface px-4 text-sm font-medium hover:bg-muted">
                 <ListChecks className="size-4" /> Executions
               </Link>
+              <WorkflowMenu workflow={workflow} />
             </div>
           </header>
           <div className="flex h-[calc(100vh-13rem)] min-h-[520px] overflow-hidden rounded-md border border-border">
