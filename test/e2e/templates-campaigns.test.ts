@@ -232,6 +232,107 @@ describe('dashboard: templates and campaigns in a real browser', () => {
     }
   }, 120_000);
 
+  it('sends a campaign to contacts matching conditions built in the composer, with a live count the confirmation repeats, and edits a condition stored through the API', async () => {
+    const { context, page } = await e.newPage();
+    try {
+      const { projectId, call } = await setUpProject(page, 'Filters', 'plans.example');
+      await call('POST', '/contacts', { email: 'pro-1@example.org', data: { firstName: 'Pia', plan: 'pro' } });
+      await call('POST', '/contacts', { email: 'pro-2@example.org', data: { firstName: 'Pete', plan: 'pro' } });
+      await call('POST', '/contacts', { email: 'free@example.org', data: { firstName: 'Fay', plan: 'free' } });
+      // Matching, but not reached by a marketing send: unsubscribed, and a suppressed address.
+      await call('POST', '/contacts', { email: 'pro-unsub@example.org', subscribed: false, data: { firstName: 'Uma', plan: 'pro' } });
+      await call('POST', '/contacts', { email: 'pro-suppressed@example.org', data: { firstName: 'Sid', plan: 'pro' } });
+      await call('POST', '/suppressions', { email: 'pro-suppressed@example.org' });
+
+      await page.goto(`/app/projects/${projectId}/campaigns/new`);
+      await page.getByLabel('Campaign name').fill('Pro upgrade');
+      await page.getByLabel('Subject').fill('News for {{firstName}}');
+      await page.getByLabel('From address').fill('team@plans.example');
+      await page.getByRole('textbox', { name: 'HTML body' }).fill('<p>Hello {{firstName}}, pro plan news</p>');
+      // All contacts (marketing): the 3 subscribed and not suppressed.
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('3');
+
+      await page.getByLabel('Contacts matching conditions').check();
+      // An incomplete row: a hint, no count.
+      await expect.poll(() => page.getByTestId('audience-summary').textContent()).toBe('Complete the conditions to count the recipients');
+      const row = page.getByRole('group', { name: 'Condition 1', exact: true });
+      await row.getByLabel('Field').selectOption('data.plan');
+      await row.getByLabel('Operator').selectOption('equals');
+      await row.getByLabel('Value').fill('pro');
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('2');
+      await row.getByLabel('Value').fill('free');
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('1');
+      await row.getByLabel('Value').fill('pro');
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('2');
+      await expect.poll(() => page.getByTestId('audience-summary').textContent()).toBe('2 recipients (subscribed, not suppressed)');
+      await page.setViewportSize({ width: 1280, height: 1000 });
+      await e.screenshot(page, 'campaign-composer');
+      await page.setViewportSize({ width: 1280, height: 800 });
+
+      // Send…: saved as a FILTERED campaign, confirmed with the same count, delivered to the 2 matching.
+      await page.getByRole('button', { name: 'Send…' }).click();
+      const dialog = page.getByRole('dialog');
+      await expect.poll(() => dialog.getByTestId('recipient-count').textContent()).toBe('2');
+      expect(await dialog.textContent()).toContain('Contacts matching a condition (subscribed only): 2 recipients');
+      const sentBefore = e.sink.messages.length;
+      await dialog.getByRole('button', { name: 'Send to 2' }).click();
+      await page.waitForURL(/\/campaigns\/[0-9a-f-]{36}$/);
+      const campaignId = /\/campaigns\/([0-9a-f-]{36})$/.exec(page.url())?.[1] ?? '';
+      await expect.poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 30_000 }).toBe('Sent');
+      await e.sink.waitForMessages(sentBefore + 2, 20_000);
+      expect(e.sink.messagesTo('pro-1@example.org')).toHaveLength(1);
+      expect(e.sink.messagesTo('pro-2@example.org')).toHaveLength(1);
+      expect(e.sink.messagesTo('pro-1@example.org')[0]?.raw.toString()).toMatch(/Subject: News for Pia/);
+      for (const other of ['free@example.org', 'pro-unsub@example.org', 'pro-suppressed@example.org']) expect(e.sink.messagesTo(other)).toHaveLength(0);
+      const sent = (await call('GET', `/campaigns/${campaignId}`)) as { data?: unknown } & Record<string, unknown>;
+      const stored = (sent.data ?? sent) as { audienceType: string; audienceCondition: unknown };
+      expect(stored).toMatchObject({ audienceType: 'FILTERED', audienceCondition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] } });
+
+      // A FILTERED draft created through the API opens with its condition in the builder; edits are saved with PUT.
+      const created = (await call('POST', '/campaigns', {
+        name: 'API filtered',
+        subject: 'Hi',
+        body: '<p>Hi</p>',
+        from: 'team@plans.example',
+        audienceType: 'FILTERED',
+        audienceCondition: { logic: 'OR', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'free' }] }, { filters: [{ field: 'email', operator: 'contains', value: 'pro-2' }] }] },
+      })) as { data?: { id: string }; id?: string };
+      const draftId = created.data?.id ?? created.id ?? '';
+      await page.goto(`/app/projects/${projectId}/campaigns/${draftId}/edit`);
+      await expect.poll(() => page.getByLabel('Contacts matching conditions').isChecked()).toBe(true);
+      await expect.poll(() => page.getByLabel('Conditions: match').inputValue()).toBe('OR');
+      const first = page.getByRole('group', { name: 'Condition 1', exact: true });
+      await expect.poll(() => first.getByLabel('Value').inputValue()).toBe('free');
+      expect(await page.getByRole('group', { name: 'Condition 2', exact: true }).getByLabel('Value').inputValue()).toBe('pro-2');
+      // free@ or pro-2@.
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('2');
+      await page.getByRole('button', { name: 'Remove condition 2' }).click();
+      await first.getByLabel('Value').fill('pro');
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('2');
+      // A row without a field: no count, and a save is refused with the row saying why.
+      await page.getByRole('button', { name: 'Add condition to conditions' }).click();
+      await expect.poll(() => page.getByTestId('audience-summary').textContent()).toBe('Complete the conditions to count the recipients');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'One condition needs attention before saving or sending.' }).waitFor();
+      await page.getByRole('group', { name: 'Condition 2', exact: true }).getByRole('alert').filter({ hasText: 'Choose a field' }).waitFor();
+      const unsaved = (await call('GET', `/campaigns/${draftId}`)) as { data?: unknown } & Record<string, unknown>;
+      expect(((unsaved.data ?? unsaved) as { audienceCondition: { groups: unknown[] } }).audienceCondition.groups).toHaveLength(2);
+      await page.getByRole('button', { name: 'Remove condition 2' }).click();
+      await first.getByLabel('Value').fill('free');
+      await expect.poll(() => page.getByTestId('audience-count').textContent()).toBe('1');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(async () => {
+        const c = (await call('GET', `/campaigns/${draftId}`)) as { data?: unknown } & Record<string, unknown>;
+        return (c.data ?? c) as { audienceType: string; audienceCondition: unknown };
+      }).toMatchObject({ audienceType: 'FILTERED', audienceCondition: { logic: 'OR', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'free' }] }] } });
+      await page.reload();
+      await expect.poll(() => page.getByRole('group', { name: 'Condition 1', exact: true }).getByLabel('Value').inputValue()).toBe('free');
+      expect(await page.getByRole('group', { name: 'Condition 2', exact: true }).count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
   it('schedules a campaign to a segment, sends a test, cancels it behind a confirmation and duplicates it as a draft', async () => {
     const { context, page } = await e.newPage();
     try {

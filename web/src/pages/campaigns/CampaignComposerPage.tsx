@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ArrowLeft, FlaskConical, Send } from 'lucide-react';
-import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams, useSearchParams } from 'react-router';
 import { ApiError, api, unwrap } from '@/api/client';
 import type { components } from '@/api/schema';
@@ -16,13 +16,22 @@ import { formatDateTime, formatNumber } from '@/lib/format';
 import { SKIP_LEAVE_GUARD, useLeaveGuard } from '../templates/LeaveGuard';
 import { ContentEditor, type EmailForm, emptyForm, EnvelopeFields } from '../templates/TemplateEditorPage';
 import { allowedActions, statusLabel } from './logic';
-import { type Campaign, SendDialog, TestSendDialog, useRecipientEstimate, useSegments } from './shared';
+import { ConditionBuilder } from '../segments/ConditionBuilder';
+import { type Card as ConditionCard, cardToTree, emptyCard, type PathIndex, placeApiErrors, type Problem, treeToCard, validateCard } from '../segments/conditions';
+import { type FieldOptions, useFieldOptions } from '../segments/fieldOptions';
+import { type Campaign, recipientsNote, SendDialog, TestSendDialog, useAudienceCount, useSegments } from './shared';
 
 type Template = components['schemas']['Template'];
+type ConditionTree = components['schemas']['ConditionTree'];
+
+/** Code of the composer's own refusal of a FILTERED audience whose rows need attention. */
+const ROWS_TO_FIX = 'CONDITIONS_INCOMPLETE';
 
 interface ComposerForm extends EmailForm {
   audienceType: Campaign['audienceType'];
   segmentId: string;
+  /** The FILTERED audience in the segment builder's shape (kept while another audience is chosen). */
+  card: ConditionCard;
 }
 
 const fromTemplate = (t: Template, name: string): Partial<ComposerForm> => ({
@@ -46,6 +55,7 @@ const fromCampaign = (c: Campaign): ComposerForm => ({
   type: c.type,
   audienceType: c.audienceType,
   segmentId: c.segmentId ?? '',
+  card: c.audienceCondition ? treeToCard(c.audienceCondition) : emptyCard(),
 });
 
 function useDebounced<T>(value: T, ms: number): T {
@@ -125,46 +135,71 @@ function TemplatePicker({ onPick }: { onPick: (t: Template) => void }) {
   );
 }
 
-function AudienceCard({ form, set, error, filteredStored }: { form: ComposerForm; set: (p: Partial<ComposerForm>) => void; error: ApiError | undefined; filteredStored: boolean }) {
+const AUDIENCES: readonly [Campaign['audienceType'], string][] = [
+  ['ALL', 'All contacts'],
+  ['SEGMENT', 'A segment'],
+  ['FILTERED', 'Contacts matching conditions'],
+];
+
+function AudienceCard({
+  form,
+  set,
+  error,
+  fields,
+  tree,
+  problems,
+  attempted,
+  disabled,
+}: {
+  form: ComposerForm;
+  set: (p: Partial<ComposerForm>) => void;
+  error: ApiError | undefined;
+  fields: FieldOptions;
+  /** FILTERED: the builder's condition as the API's tree; undefined while rows need attention. */
+  tree: ConditionTree | undefined;
+  problems: readonly Problem[];
+  /** A save was tried with rows to fix: say so under the builder. */
+  attempted: boolean;
+  disabled: boolean;
+}) {
   const segments = useSegments();
-  const estimate = useRecipientEstimate({ audienceType: form.audienceType, segmentId: form.segmentId || null, type: form.type });
+  const audience = useAudienceCount({ type: form.type, audienceType: form.audienceType, segmentId: form.segmentId || null, audienceCondition: tree });
+  const filtered = form.audienceType === 'FILTERED';
+  // The count's 422 (a condition the server refuses) lands on the rows too, until a save says more.
+  const countProblems = useMemo(
+    () => (filtered && audience.error && problems.length === 0 ? placeApiErrors(audience.error.fields, 'audienceCondition', cardToTree(form.card, fields.types).paths, form.card.id) : []),
+    [filtered, audience.error, problems.length, form.card, fields.types],
+  );
+  const rowsToFix = filtered && attempted ? validateCard(form.card, fields.types).length : 0;
   return (
     <Card>
       <CardHeader>
         <CardTitle>Audience</CardTitle>
-        <span className="text-sm text-fg-muted" aria-live="polite">
-          {estimate.count !== undefined ? (
+        <span className={`text-sm tabular-nums ${audience.stale ? 'text-fg-muted/70' : 'text-fg-muted'}`} aria-live="polite" data-testid="audience-summary">
+          {audience.count !== undefined ? (
             <>
-              <strong className="text-fg tabular-nums" data-testid="audience-count">
-                {formatNumber(estimate.count)}
+              <strong className="text-fg" data-testid="audience-count">
+                {formatNumber(audience.count)}
               </strong>{' '}
-              {estimate.note}
+              {recipientsNote(audience.count, form.type)}
             </>
-          ) : estimate.pending && form.audienceType !== 'FILTERED' && (form.audienceType === 'ALL' || form.segmentId) ? (
-            'Counting…'
-          ) : form.audienceType === 'FILTERED' ? (
-            estimate.note
-          ) : null}
+          ) : (
+            (audience.hint ?? 'Counting…')
+          )}
         </span>
       </CardHeader>
       <CardBody className="grid gap-3">
         <fieldset className="grid gap-2">
           <legend className="sr-only">Recipients</legend>
-          <label className="flex items-center gap-2 text-sm">
-            <input type="radio" name="audience" checked={form.audienceType === 'ALL'} onChange={() => set({ audienceType: 'ALL' })} /> All contacts
-          </label>
-          <label className="flex items-center gap-2 text-sm">
-            <input type="radio" name="audience" checked={form.audienceType === 'SEGMENT'} onChange={() => set({ audienceType: 'SEGMENT' })} /> A segment
-          </label>
-          {filteredStored ? (
-            <label className="flex items-center gap-2 text-sm">
-              <input type="radio" name="audience" checked={form.audienceType === 'FILTERED'} onChange={() => set({ audienceType: 'FILTERED' })} /> The condition set through the API (kept as it is)
+          {AUDIENCES.map(([value, label]) => (
+            <label key={value} className="flex items-center gap-2 text-sm">
+              <input type="radio" name="audience" value={value} checked={form.audienceType === value} onChange={() => set({ audienceType: value })} disabled={disabled} /> {label}
             </label>
-          ) : null}
+          ))}
         </fieldset>
         {form.audienceType === 'SEGMENT' ? (
           <Field label="Segment" error={error?.fieldMessage('segmentId')}>
-            <Select value={form.segmentId} onChange={(e) => set({ segmentId: e.target.value })} disabled={segments.isPending}>
+            <Select value={form.segmentId} onChange={(e) => set({ segmentId: e.target.value })} disabled={segments.isPending || disabled}>
               <option value="">{segments.isPending ? 'Loading segments…' : segments.data?.length ? 'Choose a segment' : 'No segments yet'}</option>
               {segments.data?.map((s) => (
                 <option key={s.id} value={s.id}>
@@ -174,7 +209,27 @@ function AudienceCard({ form, set, error, filteredStored }: { form: ComposerForm
             </Select>
           </Field>
         ) : null}
-        {form.type === 'MARKETING' ? <p className="text-xs text-fg-muted">Marketing campaigns skip unsubscribed contacts and suppressed addresses. Recipients are fixed when sending starts.</p> : null}
+        {filtered ? (
+          <div className="grid gap-2">
+            {fields.error ? <ErrorState error={fields.error} onRetry={fields.refetch} /> : null}
+            {fields.isLoading ? (
+              <div className="grid gap-2" aria-busy="true">
+                <Skeleton className="h-9 w-full" />
+                <Skeleton className="h-9 w-2/3" />
+              </div>
+            ) : (
+              <ConditionBuilder value={form.card} onChange={(card) => set({ card })} fields={fields} problems={[...problems, ...countProblems]} disabled={disabled} />
+            )}
+            {rowsToFix > 0 ? (
+              <p role="alert" className="text-sm text-bad">
+                {rowsToFix === 1 ? 'One condition needs attention' : `${rowsToFix} conditions need attention`} before saving or sending.
+              </p>
+            ) : null}
+          </div>
+        ) : null}
+        <p className="text-xs text-fg-muted">
+          {form.type === 'MARKETING' ? 'Marketing campaigns skip unsubscribed contacts and suppressed addresses.' : 'Suppressed addresses are skipped.'} The count is who a send would reach now; recipients are fixed when sending starts.
+        </p>
       </CardBody>
     </Card>
   );
@@ -196,7 +251,13 @@ function Composer({ campaign, initial, instanceKey }: { campaign: Campaign | und
   const set = (patch: Partial<ComposerForm>) => setForm((f) => ({ ...f, ...patch }));
   const dirty = JSON.stringify(form) !== JSON.stringify(saved);
   const leaveGuard = useLeaveGuard(dirty, 'campaign');
-  const filteredStored = campaign?.audienceType === 'FILTERED';
+  const fields = useFieldOptions();
+  // Where each builder row landed in the last saved tree (to place the API's 422 on its row).
+  const [paths, setPaths] = useState<PathIndex>(new Map());
+  const [attempted, setAttempted] = useState(false);
+  const filtered = form.audienceType === 'FILTERED';
+  const local = useMemo(() => (filtered ? validateCard(form.card, fields.types) : []), [filtered, form.card, fields.types]);
+  const tree = useMemo(() => (filtered && local.length === 0 ? cardToTree(form.card, fields.types).tree : undefined), [filtered, local.length, form.card, fields.types]);
 
   const body = (f: ComposerForm) => ({
     name: f.name,
@@ -207,14 +268,20 @@ function Composer({ campaign, initial, instanceKey }: { campaign: Campaign | und
     fromName: f.fromName.trim() || null,
     replyTo: f.replyTo.trim() || null,
     type: f.type,
-    // A stored condition is kept by leaving the audience out (PUT keeps omitted fields).
-    ...(f.audienceType === 'FILTERED' ? {} : { audienceType: f.audienceType, segmentId: f.audienceType === 'SEGMENT' ? f.segmentId || null : null }),
+    audienceType: f.audienceType,
+    // The API clears the field the audience type does not use.
+    ...(f.audienceType === 'FILTERED' ? { audienceCondition: cardToTree(f.card, fields.types).tree } : { segmentId: f.audienceType === 'SEGMENT' ? f.segmentId || null : null }),
   });
 
   const save = useMutation({
     mutationFn: async (f: ComposerForm): Promise<Campaign> => {
       if (!f.from.trim()) throw new ApiError(422, 'VALIDATION_ERROR', 'A campaign needs a From address', undefined, [{ field: 'from', message: 'A campaign needs a From address' }]);
       if (f.audienceType === 'SEGMENT' && !f.segmentId) throw new ApiError(422, 'VALIDATION_ERROR', 'Choose a segment', undefined, [{ field: 'segmentId', message: 'Choose a segment' }]);
+      if (f.audienceType === 'FILTERED') {
+        setAttempted(true);
+        if (validateCard(f.card, fields.types).length > 0) throw new ApiError(422, ROWS_TO_FIX, 'Some conditions need attention', undefined, [{ field: 'audienceCondition', message: 'Some conditions need attention' }]);
+        setPaths(cardToTree(f.card, fields.types).paths);
+      }
       const id = campaign?.id ?? createdId.current;
       if (id) return unwrap(api.PUT('/campaigns/{id}', { params: { path: { id } }, body: body(f) }));
       const created = await unwrap(api.POST('/campaigns', { body: body(f) }));
@@ -261,6 +328,8 @@ function Composer({ campaign, initial, instanceKey }: { campaign: Campaign | und
   const err = save.error instanceof ApiError ? save.error : localError;
   const shownError = err && !err.fields.length && !(err.status === 403 && /sender domain/i.test(err.message)) ? err : undefined;
   const segmentName = segments.data?.find((s) => s.id === form.segmentId)?.name;
+  const remote = err && err.code !== ROWS_TO_FIX && filtered ? placeApiErrors(err.fields, 'audienceCondition', paths, form.card.id) : [];
+  const problems = attempted ? [...local, ...remote] : remote;
   const canSend = !campaign || allowedActions(campaign.status).send;
 
   return (
@@ -314,13 +383,13 @@ function Composer({ campaign, initial, instanceKey }: { campaign: Campaign | und
             <EnvelopeFields form={form} set={set} error={err} />
           </CardBody>
         </Card>
-        <AudienceCard form={form} set={set} error={err} filteredStored={filteredStored} />
+        <AudienceCard form={form} set={set} error={err} fields={fields} tree={tree} problems={problems} attempted={attempted} disabled={save.isPending} />
       </div>
       <ContentEditor subject={form.subject} body={form.body} onBody={(b) => set({ body: b })} bodyError={err?.fieldMessage('body')} />
       <SendDialog
         open={sending}
         onOpenChange={setSending}
-        campaign={{ name: form.name, subject: form.subject, type: form.type, audienceType: form.audienceType, segmentId: form.segmentId || null }}
+        campaign={{ name: form.name, subject: form.subject, type: form.type, audienceType: form.audienceType, segmentId: form.segmentId || null, audienceCondition: tree ?? null }}
         segmentName={segmentName}
         prepare={prepare}
         onSent={(id) => navigate(projectPath(project, `campaigns/${id}`), { state: SKIP_LEAVE_GUARD })}
@@ -363,7 +432,7 @@ export function CampaignComposerPage() {
   if (!campaignId) {
     if (templateId && template.isError) return <ErrorState error={template.error} onRetry={() => void template.refetch()} />;
     if (templateId && !template.data) return <Loading />;
-    const initial: ComposerForm = { ...emptyForm, audienceType: 'ALL', segmentId: '', ...(template.data ? fromTemplate(template.data, '') : {}) };
+    const initial: ComposerForm = { ...emptyForm, audienceType: 'ALL', segmentId: '', card: emptyCard(), ...(template.data ? fromTemplate(template.data, '') : {}) };
     const key = `new-${templateId ?? ''}`;
     return <Composer key={key} instanceKey={key} campaign={undefined} initial={initial} />;
   }

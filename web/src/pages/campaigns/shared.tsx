@@ -1,7 +1,8 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { ApiError, api, unwrap } from '@/api/client';
-import type { components } from '@/api/schema';
+import type { components, paths } from '@/api/schema';
+import { useProject } from '@/app/project';
 import { useMe } from '@/app/session';
 import { useToast } from '@/components/toast';
 import { Button } from '@/components/ui/button';
@@ -18,34 +19,81 @@ export function useSegments() {
   return useQuery({ queryKey: ['segments', 'all'], queryFn: () => unwrap(api.GET('/segments')) });
 }
 
-export interface RecipientEstimate {
+type ConditionTree = components['schemas']['ConditionTree'];
+
+/** The value once it has not changed for `ms` (the first value at once). */
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return settled;
+}
+
+export interface AudienceInput {
+  type: Campaign['type'];
+  audienceType: Campaign['audienceType'];
+  segmentId: string | null;
+  /** FILTERED: the condition; undefined while the builder has rows to fix (nothing is counted). */
+  audienceCondition: ConditionTree | null | undefined;
+}
+
+export interface AudienceCount {
   count: number | undefined;
-  /** How the number was found, for the sentence beside it. */
-  note: string;
-  pending: boolean;
+  /** Why there is no number (or the count failed), in words; undefined while counting or counted. */
+  hint: string | undefined;
+  /** The number shown is being recounted (a previous audience's, dimmed). */
+  stale: boolean;
+  /** The API's 422 for this audience (its `errors[]` name the field). */
+  error: ApiError | undefined;
 }
 
 /**
- * Who would receive the campaign now. The API has no count endpoint for a campaign's audience
- * before it is sent, so: ALL → the contacts total of GET /contacts (subscribed=true for
- * marketing), SEGMENT → the segment's cached member count. Suppressed addresses are counted and
- * then skipped at send (docs/campaigns.md), and the recipients are fixed when sending starts.
+ * Who a send would queue now: POST /campaigns/audience-count (MARKETING: subscribed contacts
+ * only, suppressed addresses excluded), recounted 400 ms after the last change; the previous
+ * number stays, dimmed, while the next one is counted. The composer's card and the send
+ * confirmation share the query (same key), so they show the same number.
  */
-export function useRecipientEstimate(a: { audienceType: Campaign['audienceType']; segmentId: string | null; type: Campaign['type'] }): RecipientEstimate {
-  const marketing = a.type === 'MARKETING';
-  const all = useQuery({
-    queryKey: ['contacts', 'count', marketing],
-    queryFn: () => unwrap(api.GET('/contacts', { params: { query: { limit: 1, ...(marketing ? { subscribed: 'true' as const } : {}) } } })),
-    enabled: a.audienceType === 'ALL',
+export function useAudienceCount(a: AudienceInput): AudienceCount {
+  const project = useProject();
+  const ready = a.audienceType === 'ALL' || (a.audienceType === 'SEGMENT' && Boolean(a.segmentId)) || (a.audienceType === 'FILTERED' && Boolean(a.audienceCondition));
+  const body = ready
+    ? {
+        type: a.type,
+        audienceType: a.audienceType,
+        ...(a.audienceType === 'SEGMENT' ? { segmentId: a.segmentId } : {}),
+        ...(a.audienceType === 'FILTERED' && a.audienceCondition ? { audienceCondition: a.audienceCondition } : {}),
+      }
+    : undefined;
+  const key = useSettled(body ? JSON.stringify(body) : '', 400);
+  const q = useQuery({
+    queryKey: ['campaigns', project.id, 'audience-count', key],
+    queryFn: () => unwrap(api.POST('/campaigns/audience-count', { body: JSON.parse(key) as AudienceBody })),
+    enabled: key !== '',
+    placeholderData: keepPreviousData,
+    retry: false,
+    staleTime: 5_000,
   });
-  const segments = useSegments();
-  if (a.audienceType === 'ALL') return { count: all.data?.total, note: marketing ? 'subscribed contacts' : 'contacts', pending: all.isPending };
-  if (a.audienceType === 'SEGMENT') {
-    const s = segments.data?.find((x) => x.id === a.segmentId);
-    return { count: s?.memberCount, note: marketing ? 'segment members (unsubscribed ones are skipped)' : 'segment members', pending: segments.isPending };
+  const error = q.error instanceof ApiError && q.error.status === 422 ? q.error : undefined;
+  if (!body) {
+    const hint = a.audienceType === 'SEGMENT' ? 'Choose a segment to count its recipients' : 'Complete the conditions to count the recipients';
+    return { count: undefined, hint, stale: false, error: undefined };
   }
-  return { count: undefined, note: 'matching contacts, counted when sending starts', pending: false };
+  if (q.error && !q.isFetching) {
+    const hint = error
+      ? (error.fieldMessage('segmentId') ?? (a.audienceType === 'FILTERED' ? 'Fix the highlighted conditions to count' : error.message))
+      : 'The count failed; it is tried again after the next change';
+    return { count: undefined, hint, stale: false, error };
+  }
+  return { count: q.data?.count, hint: undefined, stale: q.isPlaceholderData || q.isFetching || key !== JSON.stringify(body), error: undefined };
 }
+
+type AudienceBody = paths['/campaigns/audience-count']['post']['requestBody']['content']['application/json'];
+
+/** "recipient(s)", with what a marketing count leaves out. */
+export const recipientsNote = (n: number, type: Campaign['type']): string =>
+  `${n === 1 ? 'recipient' : 'recipients'}${type === 'MARKETING' ? ' (subscribed, not suppressed)' : ' (not suppressed)'}`;
 
 /**
  * Send now or schedule, after a confirmation that says who and how many. `prepare` saves the
@@ -61,7 +109,7 @@ export function SendDialog({
 }: {
   open: boolean;
   onOpenChange: (o: boolean) => void;
-  campaign: Pick<Campaign, 'name' | 'audienceType' | 'segmentId' | 'type' | 'subject'>;
+  campaign: Pick<Campaign, 'name' | 'audienceType' | 'segmentId' | 'audienceCondition' | 'type' | 'subject'>;
   segmentName?: string | undefined;
   prepare: () => Promise<string>;
   onSent: (id: string, status: string) => void;
@@ -70,7 +118,7 @@ export function SendDialog({
   const toast = useToast();
   const [mode, setMode] = useState<'now' | 'later'>('now');
   const [when, setWhen] = useState('');
-  const estimate = useRecipientEstimate(campaign);
+  const audience = useAudienceCount(campaign);
   const scheduledFor = mode === 'later' && when ? localInputToIso(when, new Date(when).getTimezoneOffset()) : undefined;
   const send = useMutation({
     mutationFn: async () => {
@@ -85,7 +133,8 @@ export function SendDialog({
       onSent(d.id, d.status);
     },
   });
-  const count = estimate.count;
+  // A number still being recounted is not offered as the send's size.
+  const count = audience.stale ? undefined : audience.count;
   const invalidWhen = mode === 'later' && !scheduledFor;
   return (
     <Dialog
@@ -97,12 +146,12 @@ export function SendDialog({
           “{campaign.subject || campaign.name || 'Untitled campaign'}” goes to <strong>{audienceSummary(campaign, segmentName)}</strong>
           {count !== undefined ? (
             <>
-              : <strong data-testid="recipient-count">{formatNumber(count)}</strong> {estimate.note}
+              : <strong data-testid="recipient-count">{formatNumber(count)}</strong> {recipientsNote(count, campaign.type)} now
             </>
-          ) : estimate.pending ? (
-            ': counting…'
+          ) : audience.hint ? (
+            ` (${audience.hint})`
           ) : (
-            ` (${estimate.note})`
+            ': counting…'
           )}
           . Sent emails cannot be recalled.
         </>
