@@ -366,7 +366,8 @@ function Composer({ campaign, initial, instanceKey }: { campaign: Campaign | und
           <ErrorState error={shownError} />
         </div>
       ) : null}
-      <div className="mb-4 grid gap-4 lg:grid-cols-[2fr_1fr]">
+      {/* The condition builder needs the width: its audience card goes under the envelope then. */}
+      <div className={filtered ? 'mb-4 grid gap-4' : 'mb-4 grid gap-4 lg:grid-cols-[2fr_1fr]'}>
         <Card>
           <CardBody className="grid gap-4">
             <div className="grid gap-4 md:grid-cols-2">
