@@ -55,7 +55,7 @@ export interface AudienceCount {
  * number stays, dimmed, while the next one is counted. The composer's card and the send
  * confirmation share the query (same key), so they show the same number.
  */
-export function useAudienceCount(a: AudienceInput): AudienceCount {
+export function useAudienceCount(a: AudienceInput, active = true): AudienceCount {
   const project = useProject();
   const ready = a.audienceType === 'ALL' || (a.audienceType === 'SEGMENT' && Boolean(a.segmentId)) || (a.audienceType === 'FILTERED' && Boolean(a.audienceCondition));
   const body = ready
@@ -70,7 +70,7 @@ export function useAudienceCount(a: AudienceInput): AudienceCount {
   const q = useQuery({
     queryKey: ['campaigns', project.id, 'audience-count', key],
     queryFn: () => unwrap(api.POST('/campaigns/audience-count', { body: JSON.parse(key) as AudienceBody })),
-    enabled: key !== '',
+    enabled: active && key !== '',
     placeholderData: keepPreviousData,
     retry: false,
     staleTime: 5_000,
@@ -118,7 +118,8 @@ export function SendDialog({
   const toast = useToast();
   const [mode, setMode] = useState<'now' | 'later'>('now');
   const [when, setWhen] = useState('');
-  const audience = useAudienceCount(campaign);
+  // Counted only while the dialog is open (the campaign page keeps it mounted).
+  const audience = useAudienceCount(campaign, open);
   const scheduledFor = mode === 'later' && when ? localInputToIso(when, new Date(when).getTimezoneOffset()) : undefined;
   const send = useMutation({
     mutationFn: async () => {
