@@ -126,6 +126,8 @@ export async function seriousA11yViolations(page: Page): Promise<A11yViolation[]
   // Evaluated through the DevTools protocol, which the page's CSP (script-src 'self') does not govern.
   await page.evaluate(source);
   const violations = await page.evaluate(async () => {
+    // Colours mid-transition (a theme switched, a button hovered) are not the page's colours.
+    for (const animation of document.getAnimations()) animation.finish();
     interface AxeResult {
       violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
     }
