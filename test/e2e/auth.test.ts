@@ -1,3 +1,5 @@
+import http from 'node:http';
+import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type E2E, seriousA11yViolations, signUpAndCreateProject, startE2E } from './harness.js';
 
@@ -9,11 +11,37 @@ afterAll(async () => {
   await e?.close();
 });
 
+/** A GET with exactly these headers, its body as sent (fetch would decompress it). */
+function request(url: string, headers: Record<string, string>): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
 describe('dashboard: accounts and projects in a real browser', () => {
   it('serves the app at /app, redirects / there, and sends a signed-out visitor to sign-in and back afterwards', async () => {
     const root = await fetch(`${e.base}/`, { redirect: 'manual' });
     expect(root.status).toBe(302);
     expect(root.headers.get('location')).toBe('/app/');
+    // The app's script, compressed at build time, is sent in the encoding the browser accepts.
+    const html = await (await fetch(`${e.base}/app/`)).text();
+    const script = /src="(\/app\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const plain = await request(`${e.base}${script}`, {});
+    const br = await request(`${e.base}${script}`, { 'accept-encoding': 'br, gzip' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers.vary).toMatch(/accept-encoding/i);
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(br.body.length).toBeLessThan(plain.body.length / 2);
+    expect(brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
     const { context, page } = await e.newPage();
     try {
       await page.goto('/app/projects/00000000-0000-0000-0000-000000000000/contacts?search=x');

@@ -127,7 +127,9 @@ export async function seriousA11yViolations(page: Page): Promise<A11yViolation[]
   await page.evaluate(source);
   const violations = await page.evaluate(async () => {
     // Colours mid-transition (a theme switched, a button hovered) are not the page's colours.
-    for (const animation of document.getAnimations()) animation.finish();
+    for (const animation of document.getAnimations()) {
+      if (animation.effect?.getComputedTiming().endTime !== Infinity) animation.finish();
+    }
     interface AxeResult {
       violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
     }
