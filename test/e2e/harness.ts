@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { randomUUID } from 'node:crypto';
@@ -10,8 +11,11 @@ import { freePort, PROJECT_ROOT, type ServerProcess, startServer } from '../help
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { launchChromium } from './browser.js';
 
-/** Where the tests write the screenshots the README shows. */
-export const SCREENSHOTS = path.join(PROJECT_ROOT, 'docs', 'screenshots');
+/**
+ * Where the tests write their screenshots: the README's (docs/screenshots) with
+ * UPDATE_SCREENSHOTS=1, else a temp folder, so that a test run leaves the work tree as it was.
+ */
+export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(PROJECT_ROOT, 'docs', 'screenshots') : path.join(tmpdir(), 'mailplatform-screenshots');
 
 export interface E2E {
   /** http://127.0.0.1:<port> of the real server (API, worker and dashboard in one process, as `npm start`). */
@@ -23,7 +27,7 @@ export interface E2E {
   browser: Browser;
   /** A new browser context (own cookies) and its page, at the dashboard's size. */
   newPage(): Promise<{ context: BrowserContext; page: Page }>;
-  /** A PNG of the page into docs/screenshots/<name>.png. */
+  /** A PNG of the page into SCREENSHOTS/<name>.png. */
   screenshot(page: Page, name: string): Promise<void>;
   close(): Promise<void>;
 }
