@@ -2,10 +2,12 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.js';
-import { type E2E, signUpAndCreateProject, startE2E } from './harness.js';
+import { type E2E, seriousA11yViolations, signUpAndCreateProject, startE2E } from './harness.js';
 
 let e: E2E;
+let dns: TestDnsServer;
 let receiver: Server;
 let receiverUrl: string;
 const received: { headers: IncomingHttpHeaders; body: string }[] = [];
@@ -21,10 +23,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-  e = await startE2E();
+  dns = await startDnsServer();
+  e = await startE2E({ DNS_SERVERS: dns.address });
 }, 120_000);
 afterAll(async () => {
   await e?.close();
+  await dns?.close();
   await new Promise<void>((resolve) => receiver?.close(() => resolve()));
 });
 
@@ -32,7 +36,7 @@ afterAll(async () => {
 const projects = (page: Page) => page.evaluate(async () => (await (await fetch('/users/@me/projects')).json()) as { id: string; name: string; secret: string | null; public: string }[]);
 
 describe('dashboard: domains and settings', () => {
-  it('adds a domain and shows its DNS records with copy buttons', async () => {
+  it('adds a domain, shows its DNS records with copy buttons, and verifies it once the record is published', async () => {
     const { context, page } = await e.newPage();
     try {
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e.base });
@@ -70,6 +74,14 @@ describe('dashboard: domains and settings', () => {
       expect(after).toContain('Pending');
       expect(after).not.toContain('Not checked');
       expect(after).toMatch(/record not found|lookup (timed out|failed)/);
+
+      // Published as shown (the copied value, at the shown name), Verify now verifies the domain.
+      const dkimName = /mp\d{6}-[0-9a-f]{6}\._domainkey\.mail\.acme-e2e\.example/.exec(text)?.[0] ?? '';
+      dns.set(dkimName, { TXT: [copied] });
+      await card.getByRole('button', { name: 'Verify now' }).click();
+      await expect.poll(() => card.textContent(), { timeout: 30_000 }).toContain('Verified');
+      expect((await card.textContent()) ?? '').not.toContain('Pending');
+      expect(await seriousA11yViolations(page)).toEqual([]);
 
       // The list comes from the API (the domain is stored, not just shown).
       await page.reload();
