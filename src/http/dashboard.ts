@@ -47,7 +47,7 @@ export async function registerDashboard(app: FastifyInstance, dist: string = DAS
   }
 
   // reply.sendFile for the routes below; the plugin serves nothing by itself (the auth hook must see each route's config).
-  // preCompressed: the build's .br/.gz copy when the browser accepts it (web/precompress.ts), with Vary: Accept-Encoding.
+  // preCompressed: the build's .br/.gz copy when the browser accepts it (the precompress plugin of web/vite.config.ts), with Vary: Accept-Encoding.
   await app.register(fastifyStatic, { root: dist, serve: false, preCompressed: true });
 
   const page = (reply: FastifyReply) =>
