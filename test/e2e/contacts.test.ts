@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type E2E, seriousA11yViolations, signUpAndCreateProject, startE2E } from './harness.js';
+import { type E2E, seriousA11yViolations, sidebarLink, signUpAndCreateProject, startE2E } from './harness.js';
 
 let e: E2E;
 beforeAll(async () => {
@@ -42,7 +42,7 @@ describe('dashboard: contacts', () => {
     const { context, page } = await e.newPage();
     try {
       const projectId = await signUpAndCreateProject(page, `contacts-${Date.now()}@example.com`);
-      await page.getByRole('link', { name: 'Contacts' }).click();
+      await sidebarLink(page, 'Contacts').click();
       await page.waitForURL(/\/contacts$/);
       await page.getByText('No contacts yet').waitFor();
 
@@ -127,7 +127,7 @@ describe('dashboard: contacts', () => {
       await e.screenshot(page, 'contact');
 
       // Bulk-unsubscribe two selected contacts: a job, polled to the end, then a toast.
-      await page.getByRole('link', { name: 'Contacts' }).first().click();
+      await sidebarLink(page, 'Contacts').click();
       await page.waitForURL(/\/contacts(\?|$)/);
       await table.getByRole('checkbox', { name: 'Select bob@example.com' }).click();
       await table.getByRole('checkbox', { name: 'Select carol@example.com' }).click();

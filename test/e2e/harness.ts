@@ -143,3 +143,6 @@ export async function seriousA11yViolations(page: Page): Promise<A11yViolation[]
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/** A page's link in the sidebar (exact name: "Contacts", not Home's "Import contacts"). */
+export const sidebarLink = (page: Page, label: string) => page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: label, exact: true });

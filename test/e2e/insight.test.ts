@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../helpers/process.js';
-import { type E2E, seriousA11yViolations, signUpAndCreateProject, startE2E } from './harness.js';
+import { type E2E, seriousA11yViolations, sidebarLink, signUpAndCreateProject, startE2E } from './harness.js';
 
 let e: E2E;
 beforeAll(async () => {
@@ -120,7 +120,7 @@ describe('dashboard: Home, Activity and Analytics', () => {
       expect(await list.textContent()).not.toContain('grace@example.com');
 
       // Analytics: the top events of the default 30 days, then of the last 7 (in the URL).
-      await page.getByRole('link', { name: 'Analytics' }).click();
+      await sidebarLink(page, 'Analytics').click();
       await page.waitForURL(/\/analytics$/);
       const events = page.getByRole('table', { name: 'Top events' });
       await events.waitFor();

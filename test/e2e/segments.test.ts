@@ -161,7 +161,8 @@ describe('dashboard: segments and the condition builder', () => {
       const copyId = /\/segments\/([0-9a-f-]{36})/.exec(page.url())?.[1] ?? '';
       const copy = (await apiCall(key, 'GET', `/segments/${copyId}`)).json as { name: string; trackMembership: boolean; condition: unknown; memberCount: number };
       expect(copy).toMatchObject({ name: 'Pro in DE or over 40 (copy)', trackMembership: false, condition: updated.condition, memberCount: 1 });
-      expect(await page.getByLabel('Name').inputValue()).toBe('Pro in DE or over 40 (copy)');
+      // The URL changes before the transition to the copy's page renders (React Router navigates in a transition).
+      await expect.poll(() => page.getByLabel('Name').inputValue()).toBe('Pro in DE or over 40 (copy)');
       expect((await apiCall(key, 'DELETE', `/segments/${copyId}`)).status).toBe(204);
       await page.goBack();
       await page.waitForURL((url) => url.pathname.endsWith(segmentId));

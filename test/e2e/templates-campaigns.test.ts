@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { connect } from '../../src/db/connection.js';
-import { type E2E, signUpAndCreateProject, startE2E } from './harness.js';
+import { type E2E, sidebarLink, signUpAndCreateProject, startE2E } from './harness.js';
 
 let e: E2E;
 beforeAll(async () => {
@@ -76,7 +76,7 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await call('POST', '/contacts', { email: 'bob@example.org', data: { firstName: 'Bob', plan: 'Free' } });
 
       // Templates: the empty list, then a new template.
-      await page.getByRole('link', { name: 'Templates' }).click();
+      await sidebarLink(page, 'Templates').click();
       await page.waitForURL(/\/templates$/);
       await page.getByText('No templates yet').waitFor();
       await page.getByRole('link', { name: 'New template' }).first().click();
@@ -124,7 +124,7 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await e.screenshot(page, 'template-editor');
       await page.setViewportSize({ width: 1280, height: 800 });
 
-      await page.getByRole('link', { name: 'Templates' }).first().click();
+      await sidebarLink(page, 'Templates').click();
       await page.getByRole('link', { name: 'Monthly news' }).waitFor();
       await page.getByLabel('Search templates').fill('nothing like it');
       await page.getByText('No template matches these filters.').waitFor();
@@ -171,7 +171,7 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await expect.poll(() => page.getByTestId('funnel-sent').locator('strong').textContent()).toBe('2');
       await e.screenshot(page, 'campaign');
 
-      await page.getByRole('link', { name: 'Campaigns' }).first().click();
+      await sidebarLink(page, 'Campaigns').click();
       await page.waitForURL(/\/campaigns$/);
       await page.getByRole('link', { name: 'November news' }).waitFor();
       await page.getByRole('tab', { name: 'Draft' }).click();
@@ -199,7 +199,7 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await expect.poll(() => page.getByRole('alert').filter({ hasText: 'not-verified.example' }).count()).toBe(1);
       expect(page.url()).toMatch(/\/templates\/new$/);
       // Unsaved changes: leaving asks first.
-      await page.getByRole('link', { name: 'Templates' }).first().click();
+      await sidebarLink(page, 'Templates').click();
       await page.getByRole('dialog', { name: 'Leave without saving?' }).getByRole('button', { name: 'Cancel' }).click();
       // Closed (and focus given back) before typing on.
       await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
@@ -382,7 +382,7 @@ describe('dashboard: templates and campaigns in a real browser', () => {
       await page.waitForURL(/\/campaigns\/[0-9a-f-]{36}\/edit$/);
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('VIP preview (copy)');
       await expect.poll(() => page.getByLabel('Subject').inputValue()).toBe('For you, {{firstName}}');
-      await page.getByRole('link', { name: 'Campaigns', exact: true }).first().click();
+      await sidebarLink(page, 'Campaigns').click();
       await page.getByRole('tab', { name: 'Cancelled' }).click();
       await page.getByRole('link', { name: 'VIP preview', exact: true }).waitFor();
     } finally {
