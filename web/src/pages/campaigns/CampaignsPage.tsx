@@ -13,7 +13,7 @@ import { cn } from '@/lib/cn';
 import { formatDateTime, formatNumber, formatRate, formatRelative } from '@/lib/format';
 import { useUrlParam } from '@/lib/url-state';
 import { pageParam, Pager } from '../templates/Pager';
-import { useSetUrlParams } from '../templates/url';
+import { useSetUrlParams } from '@/lib/url-state';
 import { CAMPAIGN_STATUSES, isCampaignStatus, rate, statusLabel, statusTone } from './logic';
 import type { Campaign } from './shared';
 

@@ -15,7 +15,7 @@ import { formatDateTime, formatRelative } from '@/lib/format';
 import { useUrlParam } from '@/lib/url-state';
 import { pageParam, Pager } from './Pager';
 import { DeleteTemplateDialog, useDuplicateTemplate } from './TemplateActions';
-import { useSetUrlParams } from './url';
+import { useSetUrlParams } from '@/lib/url-state';
 
 type Template = components['schemas']['Template'];
 const TYPES = ['MARKETING', 'TRANSACTIONAL', 'HEADLESS'] as const;
