@@ -17,13 +17,20 @@ const COMMON_NAME = Buffer.from('0603550403', 'hex'); // OID 2.5.4.3
 const name = (cn: string) => seq(tlv(0x31, seq(COMMON_NAME, tlv(0x0c, Buffer.from(cn)))));
 const utcTime = (d: Date) => tlv(0x17, Buffer.from(`${d.toISOString().slice(2, 19).replace(/[-T:]/g, '')}Z`));
 
+/** A random positive 8-byte serial; a leading zero byte would be a non-minimal (invalid) DER INTEGER. */
+function serialNumber(): Buffer {
+  const bytes = Buffer.from(randomUUID().replace(/-/g, '').slice(0, 16), 'hex');
+  bytes[0] = ((bytes[0] ?? 0) & 0x7f) | 0x01;
+  return bytes;
+}
+
 /** A self-signed X.509 v3 certificate (PEM) for the key pair, valid between the two dates. */
 export function selfSignedCertificate(publicKey: KeyObject, privateKey: KeyObject, validity: { from: Date; to: Date }): string {
   const algorithm = seq(SHA256_WITH_RSA);
   const subject = name('sns.amazonaws.com');
   const tbs = seq(
     tlv(0xa0, int(Buffer.from([2]))),
-    int(Buffer.from(randomUUID().replace(/-/g, '').slice(0, 16), 'hex')),
+    int(serialNumber()),
     algorithm,
     subject,
     seq(utcTime(validity.from), utcTime(validity.to)),
