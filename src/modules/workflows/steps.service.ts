@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { validateCondition } from '../../conditions/index.js';
-import type { Database, WorkflowStepRow, WorkflowStepType } from '../../db/schema.js';
+import type { Database, WorkflowBranch, WorkflowStepRow, WorkflowStepType, WorkflowTransitionRow } from '../../db/schema.js';
 import { ApiError, conflict, type FieldError, notFound, validationError } from '../../http/errors.js';
 import { dataLimitIssues, RESERVED_DATA_KEYS } from '../contacts/index.js';
 import { findTemplate } from '../templates/index.js';
@@ -19,10 +19,10 @@ import {
   stackedPosition,
   updateStep,
 } from './graph.repo.js';
-import { branchOf, configKeepsEdges, transitionProblem } from './graph-rules.js';
+import { branchesOf, branchOf, configKeepsEdges, transitionProblem } from './graph-rules.js';
 import { parseStepConfig } from './steps.schema.js';
 import { touchWorkflow } from './workflows.repo.js';
-import type { AddStepBody, AddTransitionBody, Step, Transition, UpdateStepBody } from './workflows.schema.js';
+import type { AddedStep, AddStepBody, AddTransitionBody, Step, Transition, UpdateStepBody } from './workflows.schema.js';
 import { requireWorkflow } from './workflows.service.js';
 
 type Db = Kysely<Database>;
@@ -103,13 +103,68 @@ function checkUpdates(data: unknown): void {
   if (errors.length > 0) throw validationError(errors);
 }
 
-export async function addStep(db: Db, projectId: string, workflowId: string, body: AddStepBody): Promise<Step> {
+/**
+ * Adds a step. With `insert: {transitionId}` the step goes on that transition (A →b B becomes
+ * A →b new →out B, `out` the new step's first output); with `after: {stepId, branch}` it is linked
+ * from that output. Everything happens in the one transaction under the workflow lock, so a rule
+ * that fails, or an edge another edit took first (404 gone transition, 409 taken output), leaves
+ * no step behind. The answer then carries the transitions created.
+ */
+export async function addStep(db: Db, projectId: string, workflowId: string, body: AddStepBody): Promise<AddedStep> {
+  if (body.insert && body.after) throw validationError([{ field: 'after', message: 'Give insert or after, not both', code: 'invalid_value' }]);
   const { config, templateId } = await checkStepConfig(db, projectId, body.type, body.config ?? {});
-  const row = await editGraph(db, projectId, workflowId, async (trx, wfId) => {
+  const out = body.insert ? firstOutput(body.type, config) : undefined;
+  return editGraph(db, projectId, workflowId, async (trx, wfId) => {
+    const edge = body.insert ? await findTransition(trx, projectId, wfId, body.insert.transitionId) : undefined;
+    if (body.insert && !edge) throw notFound('Transition');
+    const from = body.after ? await findStep(trx, projectId, wfId, body.after.stepId) : undefined;
+    if (body.after && !from) throw validationError([{ field: 'after.stepId', message: 'No step with this id in the workflow', code: 'not_found', received: body.after.stepId }]);
     const position = body.position ?? (await stackedPosition(trx, projectId, wfId));
-    return insertStep(trx, projectId, wfId, { type: body.type, name: body.name ?? '', config, position, templateId });
+    const row = await insertStep(trx, projectId, wfId, { type: body.type, name: body.name ?? '', config, position, templateId });
+    const step = rowToStep(row);
+    if (edge) {
+      const [source, target] = await Promise.all([findStep(trx, projectId, wfId, edge.from_step_id), findStep(trx, projectId, wfId, edge.to_step_id)]);
+      if (!source || !target) throw notFound('Transition');
+      await deleteTransitions(trx, projectId, [edge.id]);
+      const onEdge = { fromStepId: 'insert.transitionId', toStepId: 'insert.transitionId', branch: 'insert.transitionId' };
+      const into = await link(trx, projectId, wfId, source, row, edge.branch, onEdge);
+      const onward = await link(trx, projectId, wfId, row, target, out ?? null, onEdge);
+      return { ...step, transitions: [into, onward].map(rowToTransition) };
+    }
+    if (from) {
+      const t = await link(trx, projectId, wfId, from, row, body.after?.branch ?? null, { fromStepId: 'after.stepId', toStepId: 'after.stepId', branch: 'after.branch' });
+      return { ...step, transitions: [rowToTransition(t)] };
+    }
+    return step;
   });
-  return rowToStep(row);
+}
+
+/** The output a step inserted between two steps continues on; EXIT has none (422 `type`). */
+function firstOutput(type: WorkflowStepType, config: Record<string, unknown>): WorkflowBranch | null {
+  const outputs = branchesOf({ type, config });
+  if (outputs === null) throw validationError([{ field: 'type', message: `${type} steps end the execution: they cannot go between two steps`, code: 'invalid_transition' }]);
+  return outputs[0] ?? null;
+}
+
+type LinkFields = Record<'fromStepId' | 'toStepId' | 'branch', string>;
+
+/** A 422 of the transition rules with its fields named as the caller's body names them. */
+function renamed(err: ApiError, fields: LinkFields): ApiError {
+  if (!err.errors) return err;
+  return validationError(err.errors.map((e) => ({ ...e, field: fields[e.field as keyof LinkFields] ?? e.field })));
+}
+
+/**
+ * One transition `from → to` (branch) after the rules of POST /transitions: per-step rules and no
+ * cycle (422, fields named by `fields`), one edge per (step, branch) (409, the unique index).
+ */
+async function link(trx: Trx, projectId: string, wfId: string, from: WorkflowStepRow, to: WorkflowStepRow, branch: WorkflowBranch | null, fields: LinkFields): Promise<WorkflowTransitionRow> {
+  const problem = transitionProblem(from, to, branch);
+  if (problem) throw renamed(problem, fields);
+  if (await reaches(trx, projectId, to.id, from.id)) {
+    throw validationError([{ field: fields.toStepId, message: 'This transition would create a cycle: the target step already leads back to the source', code: 'cycle' }]);
+  }
+  return insertTransition(trx, projectId, wfId, { fromStepId: from.id, toStepId: to.id, branch });
 }
 
 /**
@@ -170,12 +225,7 @@ export async function addTransition(db: Db, projectId: string, workflowId: strin
     if (!from) missing.push({ field: 'fromStepId', message: 'No step with this id in the workflow', code: 'not_found', received: body.fromStepId });
     if (!to) missing.push({ field: 'toStepId', message: 'No step with this id in the workflow', code: 'not_found', received: body.toStepId });
     if (!from || !to) throw validationError(missing);
-    const problem = transitionProblem(from, to, branch);
-    if (problem) throw problem;
-    if (await reaches(trx, projectId, to.id, from.id)) {
-      throw validationError([{ field: 'toStepId', message: 'This transition would create a cycle: the target step already leads back to the source', code: 'cycle' }]);
-    }
-    return insertTransition(trx, projectId, wfId, { fromStepId: from.id, toStepId: to.id, branch });
+    return link(trx, projectId, wfId, from, to, branch, { fromStepId: 'fromStepId', toStepId: 'toStepId', branch: 'branch' });
   });
   return rowToTransition(row);
 }

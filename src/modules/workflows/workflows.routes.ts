@@ -5,6 +5,7 @@ import { projectIdOf } from '../../http/auth.js';
 import { workflowFields } from './fields.js';
 import { addStep, addTransition, patchStep, removeStep, removeTransition } from './steps.service.js';
 import {
+  AddedStep,
   AddStepBody,
   AddTransitionBody,
   CreateWorkflowBody,
@@ -77,7 +78,13 @@ export async function workflowsRoutes(app: FastifyInstance, deps: AppDeps): Prom
   });
 
   r.post('/workflows/:id/steps', {
-    schema: { tags, summary: 'Add a step (any type but TRIGGER); its config is validated for its type (422 naming config.<field>)', params, body: AddStepBody, response: { 201: Step } },
+    schema: {
+      tags,
+      summary: 'Add a step (any type but TRIGGER); its config is validated for its type (422 naming config.<field>); with insert or after, linked into the graph in the same transaction',
+      params,
+      body: AddStepBody,
+      response: { 201: AddedStep },
+    },
     handler: async (request, reply) => reply.code(201).send(await addStep(db, projectIdOf(request), request.params.id, request.body)),
   });
 

@@ -132,8 +132,27 @@ export const AddStepBody = z.object({
   // Checked by the service against the type's schema (422 naming config.<field>).
   config: StepConfigInput.optional().describe(`The type's config (default {}). ${CONFIG_DOC}`),
   position: Position.optional().describe('Default: below the lowest step'),
+  insert: z
+    .object({ transitionId: z.string().describe('A transition of this workflow (404 when it is gone)') })
+    .optional()
+    .describe(
+      "Put the new step on this transition, in the same transaction: the transition's source links to the new step with the transition's branch, " +
+        "the new step to the transition's target with its first output (yes for CONDITION, event for WAIT_FOR_EVENT, none otherwise; EXIT cannot go between two steps: 422 type)",
+    ),
+  after: z
+    .object({
+      stepId: z.string().describe('A step of this workflow (422 after.stepId otherwise)'),
+      branch: z.enum(WORKFLOW_BRANCHES).nullable().optional().describe("The step's output: yes/no from CONDITION, event/timeout from WAIT_FOR_EVENT, none otherwise"),
+    })
+    .optional()
+    .describe('Link the new step from this step\'s output, in the same transaction (409 when that output already has a transition; other rules: 422 after.stepId / after.branch)'),
 });
 export type AddStepBody = z.infer<typeof AddStepBody>;
+
+export const AddedStep = Step.extend({
+  transitions: z.array(Transition).optional().describe('With insert or after: the transitions the call created (the replaced one is deleted)'),
+}).meta({ id: 'WorkflowAddedStep' });
+export type AddedStep = z.infer<typeof AddedStep>;
 
 export const UpdateStepBody = z.object({
   name: text(WORKFLOW_LIMITS.stepName).optional(),
