@@ -2,10 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
 import { projectIdOf } from '../../http/auth.js';
-import { Email, EmailIdParams } from './emails.schema.js';
+import { listEmailsOfContact } from './contact-emails.service.js';
+import { ContactEmailList, ContactEmailsParams, ContactEmailsQuery, Email, EmailIdParams } from './emails.schema.js';
 import { getEmail } from './emails.service.js';
 
-/** GET /emails/:id (secret key, or session + X-Project-Id): an email's state. */
+/** GET /emails/:id and GET /emails/contact/:contactId (secret key, or session + X-Project-Id). */
 export async function emailsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get('/emails/:id', {
@@ -17,5 +18,18 @@ export async function emailsRoutes(app: FastifyInstance, deps: AppDeps): Promise
       response: { 200: Email },
     },
     handler: async (request) => getEmail(deps.db, projectIdOf(request), request.params.id),
+  });
+
+  r.get('/emails/contact/:contactId', {
+    schema: {
+      tags: ['Sending'],
+      summary: "A contact's emails with their status, newest first (cursor list); 404 when the contact is not in the project",
+      description:
+        'Every email sent to the contact (/v1/send, campaigns, workflows, test sends), with the campaign, template and workflow it came from and its milestones. `total` is given on the first page only.',
+      params: ContactEmailsParams,
+      querystring: ContactEmailsQuery,
+      response: { 200: ContactEmailList },
+    },
+    handler: async (request) => listEmailsOfContact(deps.db, projectIdOf(request), request.params.contactId, request.query),
   });
 }

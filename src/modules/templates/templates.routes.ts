@@ -10,6 +10,8 @@ import {
   TEMPLATE_BODY_LIMIT,
   TemplateIdParams,
   TemplateList,
+  TemplateTestAnswer,
+  TemplateTestBody,
   TemplateUsage,
   UpdateTemplateBody,
 } from './templates.schema.js';
@@ -22,6 +24,7 @@ import {
   removeTemplate,
   templateUsage,
 } from './templates.service.js';
+import { testSendTemplate } from './test-send.js';
 
 export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -96,5 +99,22 @@ export async function templatesRoutes(app: FastifyInstance, deps: AppDeps): Prom
       response: { 200: TemplateUsage },
     },
     handler: async (request) => templateUsage(deps.db, projectIdOf(request), request.params.id),
+  });
+
+  r.post('/templates/:id/test', {
+    schema: {
+      tags,
+      summary: 'Send one test email of the saved template to an address (transactional priority), as a campaign test send',
+      description:
+        "Rendered now with the data of `contactId`, or of the project's contact with that address, or none. Source TEST: in no campaign or workflow stats. The template's sender domain must be verified (403); a suppressed address gets nothing (the message says why).",
+      params: TemplateIdParams,
+      body: TemplateTestBody,
+      response: { 200: TemplateTestAnswer },
+    },
+    handler: async (request) =>
+      testSendTemplate(
+        { db: deps.db, tokens: deps.tokens, publicUrl: deps.config.publicUrl, billing: deps.config.billing },
+        { projectId: projectIdOf(request), id: request.params.id, to: request.body.email, contactId: request.body.contactId },
+      ),
   });
 }

@@ -149,3 +149,26 @@ export const TemplateUsage = z.object({
     .describe('Workflow SEND_EMAIL steps using this template, one entry per step'),
 });
 export type TemplateUsage = z.infer<typeof TemplateUsage>;
+
+export const TemplateTestBody = z.object({
+  email: z
+    .preprocess(trimmed, email)
+    .describe('The address the test goes to (trimmed; compared in lower case with the contacts of the project)'),
+  contactId: z
+    .uuid()
+    .optional()
+    .describe(
+      "Fill the template's variables with this contact's data (404 when the contact is not the project's); the email still goes to `email`. Omitted: the data of the project's contact with the address `email`, if any; otherwise variables render their fallback or empty",
+    ),
+});
+export type TemplateTestBody = z.infer<typeof TemplateTestBody>;
+
+export const TemplateTestAnswer = z.object({
+  success: z.literal(true),
+  data: z.object({
+    emailId: z.uuid().describe('The test email (GET /emails/:id): source TEST, with this template as its templateId'),
+    email: z.string().describe('The address, in lower case'),
+  }),
+  message: z.string().describe('What happened: queued, or why the address gets nothing (suppressed)'),
+});
+export type TemplateTestAnswer = z.infer<typeof TemplateTestAnswer>;
