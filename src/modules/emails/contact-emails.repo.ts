@@ -40,10 +40,18 @@ export interface ContactEmailRow {
 const UTC_MICROS = `YYYY-MM-DD"T"HH24:MI:SS.US"Z"`;
 
 /**
- * A page of the contact's emails, newest first (created_at, id), strictly after `after`. The
- * page is read along emails_contact_idx (contact_id, created_at) — `created_at <= at` bounds the
- * index scan, the row comparison settles ties on id — and only then are the page's campaign,
- * template and workflow names joined (a few primary-key lookups, as the activity feed does).
+ * A page of the contact's emails, newest first (created_at, id), strictly after `after`, for a
+ * contact the caller found in the project. The page is read along emails_contact_idx
+ * (contact_id, created_at): `created_at <= at` bounds the index scan, an incremental sort settles
+ * ties on id. Only then are the page's campaign, template and workflow names joined (a few
+ * primary-key lookups, as the activity feed does).
+ *
+ * The inner scan filters on contact_id alone, on purpose: with `project_id = …` beside it the
+ * planner may walk emails_project_created_idx backwards and filter on the contact, which reads
+ * the project's whole history for a contact with many old emails (measured: 390 ms over 900,000
+ * rows skipped, on 1.1 million emails; 0.14 ms along the contact's index). An email's contact is
+ * always of its own project (every sender takes it from the project's contacts), and the outer
+ * query checks project_id on the page's rows all the same.
  */
 export async function listContactEmails(
   db: Kysely<Database>,
@@ -58,11 +66,11 @@ export async function listContactEmails(
   const { rows } = await sql<ContactEmailRow>`
     WITH page AS MATERIALIZED (
       SELECT e.id, e.subject, e.status, e.unconfirmed, e.error, e.source, e.type, e.to_email,
-             e.campaign_id, e.template_id, e.workflow_step_id, e.open_count, e.click_count,
+             e.project_id, e.campaign_id, e.template_id, e.workflow_step_id, e.open_count, e.click_count,
              e.created_at, e.sent_at, e.delivered_at, e.opened_at, e.clicked_at, e.bounced_at,
              e.complained_at, e.failed_at
       FROM emails e
-      WHERE e.contact_id = ${contactId}::uuid AND e.project_id = ${p} ${after}
+      WHERE e.contact_id = ${contactId}::uuid ${after}
       ORDER BY e.created_at DESC, e.id DESC
       LIMIT ${opts.limit}
     )
@@ -77,18 +85,18 @@ export async function listContactEmails(
     LEFT JOIN templates tpl ON tpl.project_id = ${p} AND tpl.id = pg.template_id
     LEFT JOIN workflow_steps st ON st.project_id = ${p} AND st.id = pg.workflow_step_id
     LEFT JOIN workflows wf ON wf.project_id = ${p} AND wf.id = st.workflow_id
+    WHERE pg.project_id = ${p}
     ORDER BY pg.created_at DESC, pg.id DESC`.execute(db);
   return rows;
 }
 
-/** How many emails the contact has (the first page's `total`), along emails_contact_idx. */
-export async function countContactEmails(db: Kysely<Database>, projectId: string, contactId: string): Promise<number> {
-  const row = await db
-    .selectFrom('emails')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('contact_id', '=', contactId)
-    .where('project_id', '=', projectId)
-    .executeTakeFirstOrThrow();
+/**
+ * How many emails the contact has (the first page's `total`): an index-only count along
+ * emails_contact_idx (no heap visit for project_id: the contact, found in the project by the
+ * caller, only has emails of its project; see {@link listContactEmails}).
+ */
+export async function countContactEmails(db: Kysely<Database>, contactId: string): Promise<number> {
+  const row = await db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('contact_id', '=', contactId).executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -66,7 +66,7 @@ export async function listEmailsOfContact(db: Kysely<Database>, projectId: strin
   if (!isUuid(contactId) || !(await contactInProject(db, projectId, contactId))) throw notFound('Contact');
   const [rows, total] = await Promise.all([
     listContactEmails(db, projectId, contactId, { limit: query.limit + 1, after }),
-    after ? 0 : countContactEmails(db, projectId, contactId),
+    after ? 0 : countContactEmails(db, contactId),
   ]);
   const hasMore = rows.length > query.limit;
   const page = hasMore ? rows.slice(0, query.limit) : rows;
