@@ -168,6 +168,25 @@ const envSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: bool('S3_FORCE_PATH_STYLE', false),
   DASHBOARD_DIST: z.string().optional(),
+  BOUNCE_DOMAIN: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const domain = v?.trim().toLowerCase().replace(/\.$/, '');
+      if (!domain) return undefined;
+      if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/.test(domain)) {
+        ctx.addIssue({ code: 'custom', message: `BOUNCE_DOMAIN must be a domain name (e.g. bounces.example.com), got "${v}"` });
+        return z.NEVER;
+      }
+      return domain;
+    }),
+  INBOUND_SMTP_PORT: int('INBOUND_SMTP_PORT', 0, 0, 65535),
+  INBOUND_SMTP_HOST: z.string().optional().default('0.0.0.0'),
+  INBOUND_SMTP_TLS_CERT: z.string().optional(),
+  INBOUND_SMTP_TLS_KEY: z.string().optional(),
+  INBOUND_SMTP_MAX_SIZE_MB: positive('INBOUND_SMTP_MAX_SIZE_MB', 100),
+  INBOUND_SMTP_MESSAGES_PER_MINUTE: int('INBOUND_SMTP_MESSAGES_PER_MINUTE', 600, 1, 10_000_000),
+  INBOUND_SMTP_CONNECTIONS_PER_MINUTE: int('INBOUND_SMTP_CONNECTIONS_PER_MINUTE', 120, 1, 10_000_000),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -217,6 +236,65 @@ export interface Config {
   readonly uploads: UploadsConfig;
   /** The built dashboard served at /app (DASHBOARD_DIST, default web/dist of this checkout). */
   readonly dashboardDist: string | undefined;
+  /** VERP return paths on this domain (BOUNCE_DOMAIN, docs/bounces.md); undefined: the envelope sender is the From. */
+  readonly bounceDomain: string | undefined;
+  /** The inbound SMTP receiver of bounces and complaints (INBOUND_SMTP_PORT); undefined: off. */
+  readonly inboundSmtp: InboundSmtpConfig | undefined;
+}
+
+/** The inbound SMTP receiver (src/modules/bounces, docs/bounces.md). */
+export interface InboundSmtpConfig {
+  readonly port: number;
+  /** INBOUND_SMTP_HOST, default 0.0.0.0 (MX traffic comes from anywhere). */
+  readonly host: string;
+  /** STARTTLS certificate and key files (PEM), both set or neither. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  /** INBOUND_SMTP_MAX_SIZE_MB, default 10. */
+  readonly maxSizeBytes: number;
+  /** Per remote address: INBOUND_SMTP_MESSAGES_PER_MINUTE (600) and INBOUND_SMTP_CONNECTIONS_PER_MINUTE (120). */
+  readonly messagesPerMinute: number;
+  readonly connectionsPerMinute: number;
+}
+
+/** Default INBOUND_SMTP_MAX_SIZE_MB. */
+export const DEFAULT_INBOUND_SMTP_MAX_SIZE_MB = 10;
+
+/** INBOUND_SMTP_PORT turns the receiver on; it needs BOUNCE_DOMAIN, and a certificate needs its key. */
+function inboundSmtpConfig(e: {
+  BOUNCE_DOMAIN?: string;
+  INBOUND_SMTP_PORT: number;
+  INBOUND_SMTP_HOST: string;
+  INBOUND_SMTP_TLS_CERT?: string;
+  INBOUND_SMTP_TLS_KEY?: string;
+  INBOUND_SMTP_MAX_SIZE_MB?: number;
+  INBOUND_SMTP_MESSAGES_PER_MINUTE: number;
+  INBOUND_SMTP_CONNECTIONS_PER_MINUTE: number;
+}): InboundSmtpConfig | undefined {
+  const certFile = e.INBOUND_SMTP_TLS_CERT?.trim();
+  const keyFile = e.INBOUND_SMTP_TLS_KEY?.trim();
+  if (!e.INBOUND_SMTP_PORT) {
+    if (certFile || keyFile) throw new ConfigError(`INBOUND_SMTP_PORT must be set with ${certFile ? 'INBOUND_SMTP_TLS_CERT' : 'INBOUND_SMTP_TLS_KEY'} (the receiver is off without a port)`);
+    return undefined;
+  }
+  if (!e.BOUNCE_DOMAIN) throw new ConfigError('BOUNCE_DOMAIN must be set with INBOUND_SMTP_PORT (the receiver accepts mail only for its bounce addresses)');
+  if (certFile && !keyFile) throw new ConfigError('INBOUND_SMTP_TLS_KEY must be set with INBOUND_SMTP_TLS_CERT');
+  if (keyFile && !certFile) throw new ConfigError('INBOUND_SMTP_TLS_CERT must be set with INBOUND_SMTP_TLS_KEY');
+  for (const [name, file] of [['INBOUND_SMTP_TLS_CERT', certFile], ['INBOUND_SMTP_TLS_KEY', keyFile]] as const) {
+    if (!file) continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      throw new ConfigError(`${name} "${file}" is not a readable file`);
+    }
+  }
+  return Object.freeze({
+    port: e.INBOUND_SMTP_PORT,
+    host: e.INBOUND_SMTP_HOST.trim() || '0.0.0.0',
+    tls: certFile && keyFile ? Object.freeze({ certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) }) : undefined,
+    maxSizeBytes: Math.floor((e.INBOUND_SMTP_MAX_SIZE_MB ?? DEFAULT_INBOUND_SMTP_MAX_SIZE_MB) * 1024 * 1024),
+    messagesPerMinute: e.INBOUND_SMTP_MESSAGES_PER_MINUTE,
+    connectionsPerMinute: e.INBOUND_SMTP_CONNECTIONS_PER_MINUTE,
+  });
 }
 
 /** Image uploads: the per-project quota and where the files are kept. */
@@ -439,5 +517,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oauth: oauthClients(e),
     uploads: uploadsConfig(e, dataDir),
     dashboardDist: e.DASHBOARD_DIST ? path.resolve(e.DASHBOARD_DIST) : undefined,
+    bounceDomain: e.BOUNCE_DOMAIN,
+    inboundSmtp: inboundSmtpConfig(e),
   });
 }

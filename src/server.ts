@@ -9,6 +9,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { connectForRequests, type RequestDb } from './db/connection.js';
 import { DatabaseStartError, openDatabase, type OpenDatabase } from './db/open.js';
 import { memoryStore, redisStore } from './http/rate-limit.js';
+import { type InboundReceiver, startConfiguredReceiver } from './modules/bounces/index.js';
 import { startWorker } from './worker.js';
 
 /** Prints one clear line and exits non-zero: for failures a self-hoster can fix. */
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
   let requestDb: RequestDb | undefined;
   let app: FastifyInstance | undefined;
   let runner: Runner | undefined;
+  let receiver: InboundReceiver | undefined;
   let deps: AppDeps | undefined;
   let stopping = false;
 
@@ -85,6 +87,19 @@ async function main(): Promise<void> {
         fail(`cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
+    // The inbound SMTP receiver runs in whichever process INBOUND_SMTP_PORT is set for, any role (docs/bounces.md).
+    const inbound = config.inboundSmtp;
+    if (inbound && !stopping) {
+      try {
+        receiver = await startConfiguredReceiver(config, db.db, log.child({ component: 'inbound-smtp' }));
+      } catch (err) {
+        await app?.close();
+        await requestDb?.close();
+        await runner?.stop();
+        await db.close();
+        fail(`cannot start the inbound SMTP receiver on ${inbound.host}:${inbound.port}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
   };
 
   // Installed before anything starts: a signal during start-up (initdb, migrations) must
@@ -102,7 +117,7 @@ async function main(): Promise<void> {
     // close() ends only the keep-alive connections idle at this moment; one that goes idle
     // later (its request was in flight) would hold the shutdown until keepAliveTimeout.
     const reapIdle = setInterval(() => app?.server.closeIdleConnections(), 100);
-    await app?.close();
+    await Promise.all([app?.close(), receiver?.close()]);
     clearInterval(reapIdle);
     await requestDb?.close();
     await runner?.stop();
@@ -121,6 +136,7 @@ async function main(): Promise<void> {
     { role: config.role, database: database?.embedded ? 'embedded' : 'external', mail: config.smtpUrl ? 'smtp' : 'capture' },
     serveApi ? `ready: API on ${config.publicUrl}` : 'ready: worker running',
   );
+  if (receiver && config.inboundSmtp) log.info({ host: config.inboundSmtp.host, port: receiver.port, tls: config.inboundSmtp.tls !== undefined }, `inbound SMTP receiver listening for ${config.bounceDomain}`);
 }
 
 main().catch((err: unknown) => {

@@ -1,5 +1,6 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
+import { returnPathsOf } from '../modules/bounces/index.js';
 import { dkimSecretBox } from '../modules/domains/index.js';
 import { createDelivery, RetryableDeliveryError } from '../modules/emails/index.js';
 import type { JobDeps } from './deps.js';
@@ -22,6 +23,7 @@ export const sendEmail = (deps: JobDeps): Task => {
     mail: deps.mail,
     dkimBox: dkimSecretBox(deps.config.secret),
     sendingRates: { default: deps.config.projectSendingRate, max: deps.config.maxProjectSendingRate },
+    returnPath: returnPathsOf(deps.config),
   });
   return async (payload, helpers) => {
     const { emailId, reserved } = SendEmailPayload.parse(payload);

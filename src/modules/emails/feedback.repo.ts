@@ -6,24 +6,40 @@ import type { Database } from '../../db/schema.js';
  * (webhooks) and clicks (tracking). Milestones themselves are recorded by status.ts.
  */
 
+/** A project email as the feedback path (src/modules/bounces) needs it: its recipient (suppressions) and contact. */
+export interface FeedbackEmail {
+  id: string;
+  project_id: string;
+  contact_id: string | null;
+  to_email: string;
+}
+
 /**
- * The project email one of these Message-IDs names (unique index on message_id), with its
- * recipient (suppressions). SYSTEM emails (no project) are not found: the relay's notifications
- * about the instance's own account mail change no project's record (docs/accounts.md).
+ * The project email one of these Message-IDs names (unique index on message_id). SYSTEM emails
+ * (no project) are not found: the relay's notifications about the instance's own account mail
+ * change no project's record (docs/accounts.md).
  */
-export async function findEmailByMessageIds(
-  trx: Transaction<Database>,
-  messageIds: readonly string[],
-): Promise<{ id: string; project_id: string; to_email: string } | undefined> {
+export async function findEmailByMessageIds(trx: Transaction<Database>, messageIds: readonly string[]): Promise<FeedbackEmail | undefined> {
   if (messageIds.length === 0) return undefined;
   const row = await trx
     .selectFrom('emails')
-    .select(['id', 'project_id', 'to_email'])
+    .select(['id', 'project_id', 'contact_id', 'to_email'])
     .where('message_id', 'in', messageIds)
     .where('project_id', 'is not', null)
     .limit(1)
     .executeTakeFirst();
-  return row?.project_id ? { id: row.id, project_id: row.project_id, to_email: row.to_email } : undefined;
+  return row?.project_id ? { ...row, project_id: row.project_id } : undefined;
+}
+
+/** The project email with this id (a verified VERP return path names it); SYSTEM emails are not found, as above. */
+export async function findEmailById(trx: Transaction<Database>, emailId: string): Promise<FeedbackEmail | undefined> {
+  const row = await trx
+    .selectFrom('emails')
+    .select(['id', 'project_id', 'contact_id', 'to_email'])
+    .where('id', '=', emailId)
+    .where('project_id', 'is not', null)
+    .executeTakeFirst();
+  return row?.project_id ? { ...row, project_id: row.project_id } : undefined;
 }
 
 /** Keeps a soft bounce's reason on the email (its status is left alone: see docs/tracking.md). */

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { FeedbackEvent } from '../bounces/index.js';
 
 /**
  * The SES event inside an SNS notification's `Message`: the classic notification format
@@ -39,11 +41,8 @@ const SesEvent = z.looseObject({
 });
 type SesEvent = z.infer<typeof SesEvent>;
 
-/** What the service acts on; `data` goes into the email.* event. */
-export type DeliveryEvent =
-  | { kind: 'delivery'; messageIds: string[]; data: Record<string, unknown> }
-  | { kind: 'bounce'; permanent: boolean; messageIds: string[]; data: Record<string, unknown> }
-  | { kind: 'complaint'; messageIds: string[]; data: Record<string, unknown> };
+/** What the shared feedback path (src/modules/bounces) acts on, and the Message-IDs that find the email. */
+export type DeliveryEvent = FeedbackEvent & { messageIds: string[] };
 
 /**
  * Every form our Message-ID can take in the event: SES's own id (`mail.messageId`), and the
@@ -96,7 +95,9 @@ export function parseSesEvent(message: string): DeliveryEvent | { ignored: strin
       diagnosticCode: b.bouncedRecipients?.[0]?.diagnosticCode,
       feedbackId: b.feedbackId,
     });
-    return { kind: 'bounce', permanent: b.bounceType === 'Permanent', messageIds, data };
+    // SES's feedbackId names the report; without one, the notification's own bytes do.
+    const reportKey = b.feedbackId ? `ses:${b.feedbackId}` : `ses-sha256:${createHash('sha256').update(message).digest('hex')}`;
+    return { kind: 'bounce', permanent: b.bounceType === 'Permanent', reportKey, messageIds, data };
   }
   if (type === 'Complaint') {
     const c = event.complaint;

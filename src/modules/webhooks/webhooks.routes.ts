@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
-import { applyDeliveryEvent } from './notifications.service.js';
+import { applyFeedback } from '../bounces/index.js';
 import { parseSesEvent } from './ses.js';
 import {
   type CertificateFetcher,
@@ -101,7 +101,7 @@ export async function webhooksRoutes(app: FastifyInstance, deps: AppDeps & { sns
         log.info({ reason: event.ignored }, 'SNS notification ignored');
         return { received: true };
       }
-      const outcome = await applyDeliveryEvent(deps.db, event, log, { autoDisable: deps.config.autoDisableProjects });
+      const outcome = await applyFeedback(deps.db, { messageIds: event.messageIds }, event, log, { autoDisable: deps.config.autoDisableProjects });
       log.info({ kind: event.kind, outcome, messageIds: event.messageIds }, 'delivery notification applied');
       return { received: true };
     },

@@ -62,6 +62,11 @@ export interface DeliveryDeps {
   dkimBox: SecretBox;
   /** Per-project sending rates (docs/projects.md); the default falls back to SMTP_URL's `projectRate`. */
   sendingRates?: SendingRates;
+  /**
+   * The envelope sender (MAIL FROM, Return-Path) of an email: its VERP address on BOUNCE_DOMAIN
+   * (src/modules/bounces, docs/bounces.md). Unset: the From address, as without a bounce domain.
+   */
+  returnPath?: (emailId: string) => string;
 }
 
 export interface DeliveryJob {
@@ -222,7 +227,8 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       if (err instanceof CompositionError) return fail(email.id, err.message);
       throw err;
     }
-    const envelope = { from: email.fromEmail, to: email.toEmail };
+    // The visible From stays the sender's; bounces go to the email's VERP address when there is a bounce domain.
+    const envelope = { from: deps.returnPath?.(email.id) ?? email.fromEmail, to: email.toEmail };
 
     if (mail.kind === 'capture') {
       const result = await captureAndMarkSent(db, {

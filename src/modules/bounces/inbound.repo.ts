@@ -1,0 +1,38 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/** Bytes of a received message kept in inbound_feedback: the report comes before the returned message. */
+export const MAX_STORED_BYTES = 256 * 1024;
+
+export interface InboundFeedbackRow {
+  projectId: string | null;
+  emailId: string | null;
+  remoteAddress: string;
+  helo: string | null;
+  mailFrom: string;
+  rcptTo: string;
+  messageId: string | null;
+  raw: Buffer;
+  kind: string;
+  result: Record<string, unknown>;
+  outcome: string;
+}
+
+/** Stores received messages with what was made of them (migration 0032), one statement. */
+export async function insertInboundFeedback(trx: Transaction<Database>, rows: readonly InboundFeedbackRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const values = rows.map(
+    (r) => sql`(${r.projectId}::uuid, ${r.emailId}::uuid, ${r.remoteAddress.slice(0, 100)}, ${r.helo?.slice(0, 255) ?? null}, ${r.mailFrom.slice(0, 320)},
+      ${r.rcptTo.slice(0, 320)}, ${r.messageId?.slice(0, 998) ?? null}, ${r.raw.subarray(0, MAX_STORED_BYTES)}, ${r.raw.length},
+      ${r.raw.length > MAX_STORED_BYTES}, ${r.kind}, ${JSON.stringify(r.result)}::jsonb, ${r.outcome})`,
+  );
+  await sql`
+    INSERT INTO inbound_feedback (project_id, email_id, remote_address, helo, mail_from, rcpt_to, message_id, raw, raw_size, raw_truncated, kind, result, outcome)
+    VALUES ${sql.join(values)}`.execute(trx);
+}
+
+/** The project of each email (null for SYSTEM emails and emails gone since). */
+export async function projectsOfEmails(trx: Transaction<Database>, emailIds: readonly string[]): Promise<Map<string, string | null>> {
+  const rows = await trx.selectFrom('emails').select(['id', 'project_id']).where('id', 'in', emailIds).execute();
+  return new Map(rows.map((r) => [r.id, r.project_id]));
+}

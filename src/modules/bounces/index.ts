@@ -1,0 +1,11 @@
+/**
+ * The bounces module's facade: delivery feedback. The one feedback path every source of
+ * bounces, complaints and deliveries goes through (SES via SNS in src/modules/webhooks, the inbound
+ * SMTP receiver here), VERP return paths, and the receiver itself (docs/bounces.md).
+ */
+export { type FeedbackEvent, type EmailRef, type Logger, type Outcome, applyFeedback, applyFeedbackIn, SOFT_BOUNCE_LIMIT, SOFT_BOUNCE_SPAN_HOURS, SOFT_BOUNCE_WINDOW_DAYS } from './feedback.service.js';
+export { createVerp, type Verp } from './verp.js';
+export { classifyMessage, type Classification } from './parse/classify.js';
+export { processReceived, type ReceivedMessage } from './inbound.service.js';
+export { type InboundReceiver, type ReceiverOptions, startInboundReceiver } from './receiver.js';
+export { returnPathsOf, startConfiguredReceiver } from './start.js';

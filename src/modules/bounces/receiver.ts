@@ -1,0 +1,133 @@
+import type { Kysely } from 'kysely';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import type { Database } from '../../db/schema.js';
+import type { Logger } from './feedback.service.js';
+import { processReceived } from './inbound.service.js';
+import { windowCounter } from './rate-limit.js';
+import type { Verp } from './verp.js';
+
+/**
+ * The inbound SMTP receiver (docs/bounces.md): an SMTP server (smtp-server) that accepts mail
+ * only for VERP addresses of the bounce domain whose signature verifies (no relay, no other
+ * address), reads it (DSN, ARF, prose bounce, auto-reply) and applies it through the shared
+ * feedback path before answering 250.
+ */
+export interface ReceiverOptions {
+  db: Kysely<Database>;
+  verp: Verp;
+  log: Logger & { error(obj: object, msg: string): void };
+  port: number;
+  host: string;
+  /** STARTTLS with this certificate; undefined: plain SMTP only. */
+  tls?: { key: Buffer; cert: Buffer };
+  maxSizeBytes: number;
+  /** Messages (MAIL FROM) per remote address per minute. */
+  messagesPerMinute: number;
+  /** Connections per remote address per minute. */
+  connectionsPerMinute: number;
+  /** Connections open at once per remote address. Default 10. */
+  maxConnectionsPerAddress?: number;
+  autoDisable: boolean;
+}
+
+export interface InboundReceiver {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Recipients of one message: a DSN has one; more are refused with 452 (the sender retries them later). */
+const MAX_RECIPIENTS = 10;
+
+const smtpError = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
+
+export async function startInboundReceiver(opts: ReceiverOptions): Promise<InboundReceiver> {
+  const connections = windowCounter(opts.connectionsPerMinute);
+  const messages = windowCounter(opts.messagesPerMinute);
+  const open = new Map<string, number>();
+  const sessions = new Set<string>();
+  const maxOpen = opts.maxConnectionsPerAddress ?? 10;
+  const { log, verp } = opts;
+
+  const options: SMTPServerOptions = {
+    name: verp.domain,
+    banner: 'bounce and feedback receiver',
+    size: opts.maxSizeBytes,
+    authOptional: true,
+    disabledCommands: opts.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(opts.tls && { key: opts.tls.key, cert: opts.tls.cert }),
+    disableReverseLookup: true,
+    logger: false,
+    maxClients: 500,
+    socketTimeout: 60_000,
+    closeTimeout: 5_000,
+    onConnect(session, callback) {
+      const ip = session.remoteAddress;
+      if ((open.get(ip) ?? 0) >= maxOpen) return callback(smtpError(421, `4.7.0 Too many connections from ${ip}, try again later`));
+      if (!connections.take(ip)) return callback(smtpError(421, `4.7.0 Too many connections from ${ip} this minute, try again later`));
+      open.set(ip, (open.get(ip) ?? 0) + 1);
+      sessions.add(session.id);
+      callback();
+    },
+    onClose(session) {
+      if (!sessions.delete(session.id)) return;
+      const n = (open.get(session.remoteAddress) ?? 1) - 1;
+      if (n <= 0) open.delete(session.remoteAddress);
+      else open.set(session.remoteAddress, n);
+    },
+    onMailFrom(_address, session, callback) {
+      if (!messages.take(session.remoteAddress)) return callback(smtpError(450, '4.7.1 Too many messages from your address this minute, try again later'));
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(smtpError(452, '4.5.3 Too many recipients'));
+      const at = address.address.lastIndexOf('@');
+      const domain = address.address.slice(at + 1).toLowerCase();
+      // Never a relay: only the bounce domain, and at it only addresses this server minted.
+      if (at < 0 || domain !== verp.domain) return callback(smtpError(550, '5.7.1 Relaying denied: this server accepts mail only for its bounce addresses'));
+      if (!verp.emailIdOf(address.address)) return callback(smtpError(550, '5.1.1 No such bounce address'));
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => {
+        if (!stream.sizeExceeded) chunks.push(chunk);
+      });
+      stream.on('error', (err) => callback(err));
+      stream.on('end', () => {
+        if (stream.sizeExceeded) return callback(smtpError(552, `5.3.4 Message exceeds the maximum size of ${opts.maxSizeBytes} bytes`));
+        const raw = Buffer.concat(chunks);
+        const recipients = session.envelope.rcptTo.flatMap((r) => {
+          const emailId = verp.emailIdOf(r.address);
+          return emailId ? [{ address: r.address.toLowerCase(), emailId }] : [];
+        });
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        processReceived(opts.db, { raw, remoteAddress: session.remoteAddress, helo: session.hostNameAppearsAs || null, mailFrom, recipients }, log, { autoDisable: opts.autoDisable }).then(
+          (result) => {
+            log.info({ remoteAddress: session.remoteAddress, kind: result.classification.kind, outcomes: result.outcomes, recipients: recipients.map((r) => r.emailId) }, 'inbound feedback received');
+            callback(null, `2.0.0 Accepted (${result.classification.kind})`);
+          },
+          (err: unknown) => {
+            log.error({ err, remoteAddress: session.remoteAddress }, 'inbound feedback not processed; the sender will retry');
+            callback(smtpError(451, '4.3.0 Temporary failure processing the message, try again later'));
+          },
+        );
+      });
+    },
+  };
+  const server = new SMTPServer(options);
+  server.on('error', (err) => log.warn({ err }, 'inbound SMTP connection error'));
+  const port = await new Promise<number>((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.server.once('error', onError);
+    server.listen(opts.port, opts.host, () => {
+      server.server.removeListener('error', onError);
+      const address = server.server.address();
+      if (typeof address === 'object' && address) resolve(address.port);
+      else reject(new Error('inbound SMTP receiver did not listen'));
+    });
+  });
+  return {
+    port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
