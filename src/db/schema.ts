@@ -427,6 +427,8 @@ export interface CampaignsTable {
   scheduled_for: Date | null;
   total_recipients: ColumnType<number, number | undefined, number>;
   sent_at: Date | null;
+  /** When it became SENDING (migration 0031): the start of its insight's default range. */
+  started_at: ColumnType<Date | null, never, Date | null>;
   cancelled_at: Date | null;
   status_reason: CampaignStatusReason | null;
   status_message: string | null;

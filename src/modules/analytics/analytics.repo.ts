@@ -87,16 +87,23 @@ const SUMS = sql`
   coalesce(sum(c.clicked), 0)::int AS clicked, coalesce(sum(c.bounced), 0)::int AS bounced, coalesce(sum(c.complained), 0)::int AS complained`;
 
 /**
- * One point per local hour or day of `tz` touching [start, end), zero-filled. The 15-minute
+ * One point per local hour or day of `tz` touching [start, end), zero-filled; of the project, or
+ * of one campaign (`campaignId`: its buckets of migration 0031, `sent` always 0). The 15-minute
  * buckets of the range (and a margin, so that the first and last points are whole) are grouped
  * by their local day, or by their local hour and UTC offset (a repeated hour at the end of
  * summer time is two points); a point starts at its first bucket.
  */
 export async function emailTimeseries(
   db: Db,
-  input: { projectId: string; start: Date; end: Date; tz: string; interval: 'hour' | 'day' },
+  input: { projectId: string; start: Date; end: Date; tz: string; interval: 'hour' | 'day'; campaignId?: string },
 ): Promise<TimeseriesRow[]> {
   const { tz, start, end } = input;
+  // One campaign's buckets (migration 0031: no `sent`) or the project's.
+  const source =
+    input.campaignId === undefined
+      ? sql`SELECT bucket, sent, delivered, opened, clicked, bounced, complained FROM analytics_email_counts WHERE project_id = ${input.projectId}`
+      : sql`SELECT bucket, 0 AS sent, delivered, opened, clicked, bounced, complained FROM campaign_email_counts
+            WHERE campaign_id = ${input.campaignId} AND project_id = ${input.projectId}`;
   const pad = input.interval === 'day' ? sql`interval '2 days'` : sql`interval '2 hours'`;
   const key =
     input.interval === 'day'
@@ -111,9 +118,8 @@ export async function emailTimeseries(
       counts AS (
         SELECT bucket, sum(sent) AS sent, sum(delivered) AS delivered, sum(opened) AS opened, sum(clicked) AS clicked,
                sum(bounced) AS bounced, sum(complained) AS complained
-        FROM analytics_email_counts
-        WHERE project_id = ${input.projectId}
-          AND bucket >= analytics_bucket(${start}::timestamptz) - ${pad} AND bucket <= ${end}::timestamptz + ${pad}
+        FROM (${source}) s
+        WHERE bucket >= analytics_bucket(${start}::timestamptz) - ${pad} AND bucket <= ${end}::timestamptz + ${pad}
         GROUP BY bucket
       ),
       keyed AS (SELECT g.q, ${key} FROM grid g)

@@ -69,6 +69,40 @@ export async function timeseries(db: Db, projectId: string, query: TimeseriesQue
   };
 }
 
+/**
+ * One campaign's points (migration 0031's buckets; docs/campaigns.md "Insight"). The range
+ * defaults to the campaign's start of sending (`firstSend`) until now, at most 366 days from its
+ * start; a campaign never sent and no startDate: no points.
+ */
+export async function campaignTimeseries(
+  db: Db,
+  input: { projectId: string; campaignId: string; firstSend: Date | null },
+  query: TimeseriesQuery,
+): Promise<Omit<Timeseries, 'data'> & { data: Omit<Timeseries['data'][number], 'sent'>[] }> {
+  const base = { tz: query.tz, interval: query.interval };
+  if (query.startDate === undefined && input.firstSend === null) {
+    const now = new Date().toISOString();
+    return { ...base, startDate: now, endDate: now, data: [] };
+  }
+  const startDate = query.startDate ?? input.firstSend?.toISOString();
+  const range = await rangeOf(db, { ...query, startDate }, 'last-30-days');
+  if (query.endDate === undefined) range.end = new Date(Math.min(range.end.getTime(), range.start.getTime() + MAX_RANGE_DAYS * 86_400_000));
+  const rows = await emailTimeseries(db, { projectId: input.projectId, campaignId: input.campaignId, ...range, ...base });
+  return {
+    ...base,
+    startDate: (rows[0]?.start ?? range.start).toISOString(),
+    endDate: range.end.toISOString(),
+    data: rows.map((r) => ({
+      date: r.day ?? r.start.toISOString(),
+      delivered: r.delivered,
+      opened: r.opened,
+      clicked: r.clicked,
+      bounced: r.bounced,
+      complained: r.complained,
+    })),
+  };
+}
+
 const QUARTER = 900_000;
 
 /** [start, end) widened to whole 15-minute buckets: what the rollups can count. */

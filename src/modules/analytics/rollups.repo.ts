@@ -77,7 +77,7 @@ const COMPACT_BATCH = 5000;
  */
 export async function compactRollups(db: Kysely<Database>): Promise<number> {
   let total = 0;
-  for (const fold of [foldEmailCounts, foldEventCounts, foldEventDays]) {
+  for (const fold of [foldEmailCounts, foldEventCounts, foldEventDays, foldCampaignEmailCounts]) {
     for (;;) {
       const n = await fold(db);
       total += n;
@@ -155,6 +155,35 @@ async function foldEventDays(db: Kysely<Database>): Promise<number> {
       INSERT INTO analytics_event_daily AS t (project_id, day, name, shard, count)
       SELECT project_id, day, name, 0, sum(count) FROM moved GROUP BY 1, 2, 3 HAVING sum(count) <> 0 ORDER BY 1, 2, 3
       ON CONFLICT (project_id, day, name, shard) DO UPDATE SET count = t.count + excluded.count
+    )
+    SELECT count(*)::int AS n FROM moved`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+const CAMPAIGN_COLUMNS = ['delivered', 'opened', 'clicked', 'bounced', 'complained'] as const;
+
+/** A campaign's buckets (migration 0031), as {@link foldEmailCounts}. */
+async function foldCampaignEmailCounts(db: Kysely<Database>): Promise<number> {
+  const cols = sql.join(CAMPAIGN_COLUMNS.map((c) => sql.ref(c)));
+  const sums = sql.join(CAMPAIGN_COLUMNS.map((c) => sql`sum(${sql.ref(c)})`));
+  const set = sql.join(CAMPAIGN_COLUMNS.map((c) => sql`${sql.ref(c)} = t.${sql.ref(c)} + excluded.${sql.ref(c)}`));
+  const { rows } = await sql<{ n: number }>`
+    WITH picked AS (
+      SELECT campaign_id, bucket, shard FROM campaign_email_counts
+      WHERE shard <> 0 AND bucket < now() - interval '1 hour'
+      LIMIT ${COMPACT_BATCH} FOR UPDATE SKIP LOCKED
+    ),
+    moved AS (
+      DELETE FROM campaign_email_counts a USING picked p
+      WHERE a.campaign_id = p.campaign_id AND a.bucket = p.bucket AND a.shard = p.shard
+      RETURNING a.*
+    ),
+    folded AS (
+      INSERT INTO campaign_email_counts AS t (project_id, campaign_id, bucket, shard, ${cols})
+      SELECT project_id, campaign_id, bucket, 0, ${sums} FROM moved GROUP BY project_id, campaign_id, bucket
+      HAVING ${sql.join(CAMPAIGN_COLUMNS.map((c) => sql`sum(${sql.ref(c)}) <> 0`), sql` OR `)}
+      ORDER BY campaign_id, bucket
+      ON CONFLICT (campaign_id, bucket, shard) DO UPDATE SET ${set}
     )
     SELECT count(*)::int AS n FROM moved`.execute(db);
   return rows[0]?.n ?? 0;

@@ -38,6 +38,7 @@ export function rowToCampaign(row: CampaignRow, counts: CampaignCounts = ZERO_CO
     clickedCount: counts.clicked,
     bouncedCount: counts.bounced,
     projectId: row.project_id,
+    startedAt: row.started_at?.toISOString() ?? null,
     sentAt: row.sent_at?.toISOString() ?? null,
     cancelledAt: row.cancelled_at?.toISOString() ?? null,
     statusReason: row.status_reason ? { code: row.status_reason, message: row.status_message ?? '' } : null,

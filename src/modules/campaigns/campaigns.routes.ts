@@ -10,7 +10,13 @@ import {
   CAMPAIGN_BODY_LIMIT,
   CampaignIdParams,
   CampaignList,
+  CampaignBounceList,
+  CampaignBouncesQuery,
+  CampaignLinks,
+  CampaignLinksQuery,
   CampaignStats,
+  CampaignTimeseries,
+  CampaignTimeseriesQuery,
   CreateCampaignBody,
   ListCampaignsQuery,
   SendCampaignAnswer,
@@ -21,6 +27,7 @@ import {
   WrappedCampaign,
 } from './campaigns.schema.js';
 import { campaignStats, createCampaign, duplicateCampaign, getCampaign, listCampaigns, putCampaign, removeCampaign } from './campaigns.service.js';
+import { campaignBounces, campaignLinks, campaignTimeseries } from './insight.service.js';
 import { cancelCampaign, sendCampaign, testSendCampaign } from './lifecycle.js';
 
 export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -135,5 +142,40 @@ export async function campaignsRoutes(app: FastifyInstance, deps: AppDeps): Prom
   r.get('/campaigns/:id/stats', {
     schema: { tags, summary: 'Counts and rates from the campaign\'s emails', params: CampaignIdParams, response: { 200: CampaignStats } },
     handler: async (request) => campaignStats(db, projectOf(request).id, request.params.id),
+  });
+
+  r.get('/campaigns/:id/stats/timeseries', {
+    schema: {
+      tags,
+      summary: 'Deliveries, first opens by a person, first clicks, bounces and complaints per local hour or day (zero-filled)',
+      description:
+        'From the campaign\'s 15-minute rollup (each email counted once per milestone, machine opens excluded). Default range: the campaign\'s first send until now, at most 366 days; an explicit range longer than 366 days, an end before the start or an unknown time zone is 422.',
+      params: CampaignIdParams,
+      querystring: CampaignTimeseriesQuery,
+      response: { 200: CampaignTimeseries },
+    },
+    handler: async (request) => campaignTimeseries(db, projectOf(request).id, request.params.id, request.query),
+  });
+
+  r.get('/campaigns/:id/links', {
+    schema: {
+      tags,
+      summary: 'Most clicked links: every click and the emails that clicked, per URL',
+      params: CampaignIdParams,
+      querystring: CampaignLinksQuery,
+      response: { 200: CampaignLinks },
+    },
+    handler: async (request) => campaignLinks(db, projectOf(request).id, request.params.id, request.query),
+  });
+
+  r.get('/campaigns/:id/bounces', {
+    schema: {
+      tags,
+      summary: 'Bounced and complained emails of the campaign, newest first (cursor pages)',
+      params: CampaignIdParams,
+      querystring: CampaignBouncesQuery,
+      response: { 200: CampaignBounceList },
+    },
+    handler: async (request) => campaignBounces(db, projectOf(request).id, request.params.id, request.query),
   });
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AUDIENCE_TYPES, CAMPAIGN_STATUS_REASONS, CAMPAIGN_STATUSES, EMAIL_TYPES } from '../../db/schema.js';
-import { pageOf, pageQueryFields } from '../../http/paging.js';
+import { cursorLimitField, cursorListOf, pageOf, pageQueryFields } from '../../http/paging.js';
 import { HTML_DEPTH_RULE } from '../../mail/html-depth.js';
 import { SORT_DIRS, TEMPLATE_LIMITS } from '../templates/index.js';
 
@@ -36,6 +36,7 @@ export const Campaign = z
     clickedCount: z.int(),
     bouncedCount: z.int(),
     projectId: z.uuid(),
+    startedAt: z.iso.datetime().nullable().describe('When the campaign became SENDING (its first emails went out); null before'),
     sentAt: z.iso.datetime().nullable().describe('When the campaign reached SENT'),
     cancelledAt: z.iso.datetime().nullable().describe('When the campaign reached CANCELLED'),
     statusReason: z
@@ -162,3 +163,71 @@ export const CampaignStats = z.object({
   complaintRate: z.number(),
 });
 export type CampaignStats = z.infer<typeof CampaignStats>;
+
+// The campaign page's insight (docs/campaigns.md "Insight").
+
+export { TimeseriesQuery as CampaignTimeseriesQuery } from '../analytics/index.js';
+
+export const CampaignTimeseries = z
+  .object({
+    startDate: z.iso.datetime().describe('First instant counted (the first point\'s start)'),
+    endDate: z.iso.datetime().describe('End of the range (excluded)'),
+    tz: z.string(),
+    interval: z.enum(['hour', 'day']),
+    data: z.array(
+      z.object({
+        date: z.string().describe('Day points: the local date (YYYY-MM-DD); hour points: the hour\'s first instant (ISO 8601, UTC)'),
+        delivered: z.int().describe('Emails of the campaign delivered in this period'),
+        opened: z.int().describe('Emails opened for the first time by a person in this period (machine opens excluded; a click implies an open)'),
+        clicked: z.int().describe('Emails clicked for the first time in this period'),
+        bounced: z.int(),
+        complained: z.int(),
+      }),
+    ).describe('One point per local hour or day touching the range, zero-filled; empty for a campaign never sent (without startDate)'),
+  })
+  .meta({ id: 'CampaignTimeseries' });
+export type CampaignTimeseries = z.infer<typeof CampaignTimeseries>;
+
+export const CampaignLinksQuery = z.object({
+  limit: z.coerce.number().int().min(1).default(10).transform((n) => Math.min(n, 100)).describe('Default 10; 1 or more, larger than 100 is clamped'),
+});
+export type CampaignLinksQuery = z.infer<typeof CampaignLinksQuery>;
+
+export const CampaignLinks = z
+  .object({
+    data: z.array(
+      z.object({
+        url: z.string().describe('The link\'s target as clicked (the tracked URL\'s destination)'),
+        clicks: z.int().describe('Every click of the URL, repeated ones included'),
+        uniqueClicks: z.int().describe('Emails whose recipient clicked the URL at least once'),
+      }),
+    ).describe('Most clicked first (clicks, then unique clicks, then URL)'),
+    clickedEmails: z.int().describe('Emails of the campaign clicked at least once (any URL): the denominator of a link\'s share of clickers'),
+  })
+  .meta({ id: 'CampaignLinks' });
+export type CampaignLinks = z.infer<typeof CampaignLinks>;
+
+export const CampaignBouncesQuery = z.object({
+  limit: cursorLimitField(),
+  cursor: z.string().optional().describe('The `cursor` of the previous page; empty or omitted: the first page'),
+});
+export type CampaignBouncesQuery = z.infer<typeof CampaignBouncesQuery>;
+
+export const CampaignBounce = z
+  .object({
+    emailId: z.uuid(),
+    toEmail: z.string().describe('The address the email was sent to'),
+    contact: z.object({ id: z.uuid(), email: z.string() }).nullable().describe('The contact, null when it was deleted'),
+    status: z.enum(['BOUNCED', 'COMPLAINED']),
+    bounceType: z.string().nullable().describe('As the relay reported it (SES: Permanent), when recorded'),
+    bounceSubType: z.string().nullable().describe('As the relay reported it (SES: General, NoEmail, Suppressed…), when recorded'),
+    reason: z.string().nullable().describe("The bounce's diagnostic code, or the complaint's feedback type, when recorded"),
+    at: z.iso.datetime().describe('When the email bounced, or for COMPLAINED when the complaint came'),
+  })
+  .meta({ id: 'CampaignBounce' });
+export type CampaignBounce = z.infer<typeof CampaignBounce>;
+
+export const CampaignBounceList = cursorListOf(CampaignBounce)
+  .extend({ total: z.int().describe('Bounced and complained emails of the campaign, on the first page (no cursor); 0 on later pages') })
+  .meta({ id: 'CampaignBounceList' });
+export type CampaignBounceList = z.infer<typeof CampaignBounceList>;

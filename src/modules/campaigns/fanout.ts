@@ -80,7 +80,7 @@ export async function runCampaignSend(db: Kysely<Database>, campaignId: string, 
     let status = campaign.status;
     if (status === 'SCHEDULED') {
       if (campaign.scheduled_for && campaign.scheduled_for.getTime() > Date.now() + 1000) return { kind: 'not-due' };
-      await trx.updateTable('campaigns').set({ status: 'SENDING', updated_at: sql`now()` }).where('id', '=', campaignId).execute();
+      await trx.updateTable('campaigns').set({ status: 'SENDING', started_at: sql<Date>`now()`, updated_at: sql`now()` }).where('id', '=', campaignId).execute();
       status = 'SENDING';
     }
     if (status !== 'SENDING') return { kind: 'not-sending', status };

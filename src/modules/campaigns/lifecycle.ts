@@ -57,7 +57,7 @@ export async function sendCampaign(db: Db, projectId: string, id: string, schedu
     assertTransition(locked.status, CampaignAction.send);
     const updated = await trx
       .updateTable('campaigns')
-      .set({ status: when ? 'SCHEDULED' : 'SENDING', scheduled_for: when, updated_at: sql`now()` })
+      .set({ status: when ? 'SCHEDULED' : 'SENDING', scheduled_for: when, updated_at: sql`now()`, ...(!when && { started_at: sql<Date>`now()` }) })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();

@@ -55,6 +55,10 @@ const WIPED: readonly { table: string; where?: (p: string) => ReturnType<typeof 
   { table: 'analytics_email_counts' },
   { table: 'analytics_event_counts' },
   { table: 'analytics_event_daily' },
+  // The campaign insight (migration 0031): bucket and link counts, every (email, URL) clicked.
+  { table: 'campaign_email_counts' },
+  { table: 'campaign_link_counts' },
+  { table: 'email_link_clicks' },
   // The outgoing webhooks' delivery log (migration 0028); the endpoints are settings, kept.
   { table: 'webhook_deliveries' },
   { table: 'workflow_event_queue' },

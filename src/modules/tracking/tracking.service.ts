@@ -5,7 +5,7 @@ import type { Tokens } from '../../lib/tokens.js';
 import { TokenPurpose } from '../../mail/compliance.js';
 import { type OpenClient, openSignal } from '../analytics/index.js';
 import { lockEmailForClick, recordMilestone } from '../emails/index.js';
-import { findSubscriber, type SubscriberRef, type SubscriberRow, updateSubscribed } from './tracking.repo.js';
+import { findSubscriber, insertLinkClick, type SubscriberRef, type SubscriberRow, updateSubscribed } from './tracking.repo.js';
 
 /** The email id of a valid open token; undefined for anything else (tampered, other purpose). */
 export function openTokenEmail(tokens: Tokens, token: string): string | undefined {
@@ -43,7 +43,9 @@ export async function recordOpen(db: Kysely<Database>, emailId: string, client: 
 /**
  * A click: the first sets clicked_at and records email.click, every one bumps click_count.
  * A click proves the email was opened (images are often blocked), so an email never opened
- * gets its open recorded first, once; later clicks do not count as opens.
+ * gets its open recorded first, once; later clicks do not count as opens. Every click also
+ * counts for its URL (the email's (email, URL) row and a campaign's link counts: the campaign
+ * page's top links), in the same transaction.
  */
 export async function recordClick(db: Kysely<Database>, emailId: string, url: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
@@ -51,6 +53,7 @@ export async function recordClick(db: Kysely<Database>, emailId: string, url: st
     if (!email) return;
     if (!email.opened) await recordMilestone(trx, { emailId, status: 'OPENED' });
     await recordMilestone(trx, { emailId, status: 'CLICKED', data: { url } });
+    await insertLinkClick(trx, emailId, url);
   });
 }
 

@@ -53,6 +53,8 @@ describe('sending a campaign', () => {
 
     const got = (await api(t.app, s.project, 'GET', `/campaigns/${c.id}`)).json<Campaign>();
     expect(got).toMatchObject({ status: 'SENT', totalRecipients: 9, sentCount: 9, unconfirmedCount: 0, deliveredCount: 0 });
+    // Started when it became SENDING, before it finished.
+    expect(Date.parse(got.startedAt ?? '')).toBeLessThanOrEqual(Date.parse(got.sentAt ?? ''));
     const stats = (await api(t.app, s.project, 'GET', `/campaigns/${c.id}/stats`)).json<CampaignStats>();
     expect(stats).toEqual({
       total: 9, pending: 0, sent: 9, unconfirmed: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, failed: 0, cancelled: 0,

@@ -1204,6 +1204,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one test email of the saved template to an address (transactional priority), as a campaign test send
+         * @description Rendered now with the data of `contactId`, or of the project's contact with that address, or none. Source TEST: in no campaign or workflow stats. The template's sender domain must be verified (403); a suppressed address gets nothing (the message says why).
+         */
+        post: operations["postTemplatesByIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/send": {
         parameters: {
             query?: never;
@@ -1236,6 +1256,26 @@ export interface paths {
          * @description The id is one of the `email` values answered by POST /v1/send (or a campaign email's id). Another project's email is 404.
          */
         get: operations["getEmailsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/contact/{contactId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact's emails with their status, newest first (cursor list); 404 when the contact is not in the project
+         * @description Every email sent to the contact (/v1/send, campaigns, workflows, test sends), with the campaign, template and workflow it came from and its milestones. `total` is given on the first page only.
+         */
+        get: operations["getEmailsContactByContactId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1543,6 +1583,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns/{id}/stats/timeseries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliveries, first opens by a person, first clicks, bounces and complaints per local hour or day (zero-filled)
+         * @description From the campaign's 15-minute rollup (each email counted once per milestone, machine opens excluded). Default range: the campaign's first send until now, at most 366 days; an explicit range longer than 366 days, an end before the start or an unknown time zone is 422.
+         */
+        get: operations["getCampaignsByIdStatsTimeseries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Most clicked links: every click and the emails that clicked, per URL */
+        get: operations["getCampaignsByIdLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/bounces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Bounced and complained emails of the campaign, newest first (cursor pages) */
+        get: operations["getCampaignsByIdBounces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/suppressions": {
         parameters: {
             query?: never;
@@ -1661,7 +1755,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a step (any type but TRIGGER); its config is validated for its type (422 naming config.<field>) */
+        /** Add a step (any type but TRIGGER); its config is validated for its type (422 naming config.<field>); with insert or after, linked into the graph in the same transaction */
         post: operations["postWorkflowsByIdSteps"];
         delete?: never;
         options?: never;
@@ -2580,6 +2674,35 @@ export interface components {
             steps: components["schemas"]["WorkflowStepWithStats"][];
             transitions: components["schemas"]["WorkflowTransition"][];
         };
+        WorkflowAddedStep: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
+            name: string;
+            /** @description Per step type: see the *Config schemas (DESIGN §9) */
+            config: {
+                [key: string]: unknown;
+            };
+            position: {
+                x: number;
+                y: number;
+            };
+            /** @description SEND_EMAIL: the template (null if it is gone) */
+            template?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                subject: string;
+                type: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description With insert or after: the transitions the call created (the replaced one is deleted) */
+            transitions?: components["schemas"]["WorkflowTransition"][];
+        };
         WorkflowFields: {
             data: {
                 /** @description As used in a CONDITION filter: email, data.plan, event.orderId, context.<key>… */
@@ -3021,7 +3144,7 @@ export interface components {
             /** @enum {string} */
             type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
             /**
-             * @description SEND (/v1/send), CAMPAIGN, WORKFLOW or TEST (a campaign test send)
+             * @description SEND (/v1/send), CAMPAIGN, WORKFLOW or TEST (a campaign or template test send)
              * @enum {string}
              */
             source: "SEND" | "CAMPAIGN" | "WORKFLOW" | "TEST";
@@ -3046,6 +3169,70 @@ export interface components {
             failedAt: string | null;
             /** Format: date-time */
             updatedAt: string;
+        };
+        ContactEmail: {
+            /** Format: uuid */
+            id: string;
+            /** @description As stored; a campaign email holds the campaign subject with its {{variables}} (filled per recipient at delivery) */
+            subject: string;
+            /**
+             * @description The furthest milestone: PENDING, SENDING, SENT, DELIVERED, OPENED, CLICKED, BOUNCED, COMPLAINED, FAILED or CANCELLED
+             * @enum {string}
+             */
+            status: "PENDING" | "SENDING" | "SENT" | "DELIVERED" | "OPENED" | "CLICKED" | "BOUNCED" | "COMPLAINED" | "FAILED" | "CANCELLED";
+            /** @description SENT, but the relay never confirmed it (see GET /emails/:id) */
+            unconfirmed: boolean;
+            /** @description Why it is FAILED or CANCELLED (or why the last attempt failed); null otherwise */
+            error: string | null;
+            /**
+             * @description SEND (/v1/send), CAMPAIGN, WORKFLOW or TEST (a campaign or template test send)
+             * @enum {string}
+             */
+            source: "SEND" | "CAMPAIGN" | "WORKFLOW" | "TEST";
+            /** @enum {string} */
+            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
+            /** @description The address it was sent to (the contact's address at the time) */
+            to: string;
+            /** @description The campaign it was sent by; null when none, or when the campaign was deleted since */
+            campaign: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** @description The template it was sent by; null when none, or when the template was deleted since */
+            template: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** @description The workflow it was sent by; null when none, or when the workflow was deleted since */
+            workflow: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            openCount: number;
+            clickCount: number;
+            /**
+             * Format: date-time
+             * @description When it was queued
+             */
+            createdAt: string;
+            sentAt: string | null;
+            deliveredAt: string | null;
+            openedAt: string | null;
+            clickedAt: string | null;
+            bouncedAt: string | null;
+            complainedAt: string | null;
+            failedAt: string | null;
+        };
+        ContactEmailList: {
+            data: components["schemas"]["ContactEmail"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            cursor: string | null;
+            hasMore: boolean;
+            /** @description The contact's emails in all, on the first page (no cursor); 0 on later pages */
+            total: number;
         };
         Campaign: {
             /** Format: uuid */
@@ -3080,6 +3267,8 @@ export interface components {
             bouncedCount: number;
             /** Format: uuid */
             projectId: string;
+            /** @description When the campaign became SENDING (its first emails went out); null before */
+            startedAt: string | null;
             /** @description When the campaign reached SENT */
             sentAt: string | null;
             /** @description When the campaign reached CANCELLED */
@@ -3098,6 +3287,80 @@ export interface components {
         CampaignAudienceCount: {
             /** @description Emails a campaign with this audience would queue if sent now: its contacts (MARKETING: subscribed) less suppressed addresses */
             count: number;
+        };
+        CampaignTimeseries: {
+            /**
+             * Format: date-time
+             * @description First instant counted (the first point's start)
+             */
+            startDate: string;
+            /**
+             * Format: date-time
+             * @description End of the range (excluded)
+             */
+            endDate: string;
+            tz: string;
+            /** @enum {string} */
+            interval: "hour" | "day";
+            /** @description One point per local hour or day touching the range, zero-filled; empty for a campaign never sent (without startDate) */
+            data: {
+                /** @description Day points: the local date (YYYY-MM-DD); hour points: the hour's first instant (ISO 8601, UTC) */
+                date: string;
+                /** @description Emails of the campaign delivered in this period */
+                delivered: number;
+                /** @description Emails opened for the first time by a person in this period (machine opens excluded; a click implies an open) */
+                opened: number;
+                /** @description Emails clicked for the first time in this period */
+                clicked: number;
+                bounced: number;
+                complained: number;
+            }[];
+        };
+        CampaignLinks: {
+            /** @description Most clicked first (clicks, then unique clicks, then URL) */
+            data: {
+                /** @description The link's target as clicked (the tracked URL's destination) */
+                url: string;
+                /** @description Every click of the URL, repeated ones included */
+                clicks: number;
+                /** @description Emails whose recipient clicked the URL at least once */
+                uniqueClicks: number;
+            }[];
+            /** @description Emails of the campaign clicked at least once (any URL): the denominator of a link's share of clickers */
+            clickedEmails: number;
+        };
+        CampaignBounce: {
+            /** Format: uuid */
+            emailId: string;
+            /** @description The address the email was sent to */
+            toEmail: string;
+            /** @description The contact, null when it was deleted */
+            contact: {
+                /** Format: uuid */
+                id: string;
+                email: string;
+            } | null;
+            /** @enum {string} */
+            status: "BOUNCED" | "COMPLAINED";
+            /** @description As the relay reported it (SES: Permanent), when recorded */
+            bounceType: string | null;
+            /** @description As the relay reported it (SES: General, NoEmail, Suppressed…), when recorded */
+            bounceSubType: string | null;
+            /** @description The bounce's diagnostic code, or the complaint's feedback type, when recorded */
+            reason: string | null;
+            /**
+             * Format: date-time
+             * @description When the email bounced, or for COMPLAINED when the complaint came
+             */
+            at: string;
+        };
+        CampaignBounceList: {
+            data: components["schemas"]["CampaignBounce"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            cursor: string | null;
+            hasMore: boolean;
+            /** @description Bounced and complained emails of the campaign, on the first page (no cursor); 0 on later pages */
+            total: number;
         };
         Project: {
             /** Format: uuid */
@@ -11438,6 +11701,156 @@ export interface operations {
             };
         };
     };
+    postTemplatesByIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description The address the test goes to (trimmed; compared in lower case with the contacts of the project)
+                     */
+                    email: string;
+                    /**
+                     * Format: uuid
+                     * @description Fill the template's variables with this contact's data (404 when the contact is not the project's); the email still goes to `email`. Omitted: the data of the project's contact with the address `email`, if any; otherwise variables render their fallback or empty
+                     */
+                    contactId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description The test email (GET /emails/:id): source TEST, with this template as its templateId
+                             */
+                            emailId: string;
+                            /** @description The address, in lower case */
+                            email: string;
+                        };
+                        /** @description What happened: queued, or why the address gets nothing (suppressed) */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Malformed request (invalid JSON, bad Content-Length) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid credentials (see the security of this operation) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credentials valid but not allowed here: project disabled, not a member of the X-Project-Id project, or refused by the route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such resource in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request (headers, or body) did not arrive in time (BODY_TIMEOUT_SECONDS) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type: send `Content-Type: application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `error.errors[]` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (message masked; quote the requestId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     postV1Send: {
         parameters: {
             query?: never;
@@ -11608,6 +12021,105 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Email"];
+                };
+            };
+            /** @description Missing or invalid credentials (see the security of this operation) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credentials valid but not allowed here: project disabled, not a member of the X-Project-Id project, or refused by the route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such resource in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request (headers, or body) did not arrive in time (BODY_TIMEOUT_SECONDS) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `error.errors[]` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (message masked; quote the requestId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getEmailsContactByContactId: {
+        parameters: {
+            query?: {
+                /** @description 1 or more; default 20; values over 100 are clamped */
+                limit?: number;
+                /** @description The `cursor` of the previous page; empty or omitted: the first page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                contactId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactEmailList"];
                 };
             };
             /** @description Missing or invalid credentials (see the security of this operation) */
@@ -14461,6 +14973,305 @@ export interface operations {
             };
         };
     };
+    getCampaignsByIdStatsTimeseries: {
+        parameters: {
+            query?: {
+                /** @description A date (YYYY-MM-DD, from its local midnight in `tz`) or a date-time. Default: see the route */
+                startDate?: string;
+                /** @description A date (included: up to the next local midnight) or a date-time (excluded). Default: now */
+                endDate?: string;
+                /** @description IANA time zone of dates and local days and hours (default UTC) */
+                tz?: string;
+                /** @description One point per local hour or local day of `tz` */
+                interval?: "hour" | "day";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignTimeseries"];
+                };
+            };
+            /** @description Missing or invalid credentials (see the security of this operation) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credentials valid but not allowed here: project disabled, not a member of the X-Project-Id project, or refused by the route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such resource in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request (headers, or body) did not arrive in time (BODY_TIMEOUT_SECONDS) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `error.errors[]` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (message masked; quote the requestId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCampaignsByIdLinks: {
+        parameters: {
+            query?: {
+                /** @description Default 10; 1 or more, larger than 100 is clamped */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignLinks"];
+                };
+            };
+            /** @description Missing or invalid credentials (see the security of this operation) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credentials valid but not allowed here: project disabled, not a member of the X-Project-Id project, or refused by the route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such resource in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request (headers, or body) did not arrive in time (BODY_TIMEOUT_SECONDS) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `error.errors[]` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (message masked; quote the requestId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCampaignsByIdBounces: {
+        parameters: {
+            query?: {
+                /** @description 1 or more; default 20; values over 100 are clamped */
+                limit?: number;
+                /** @description The `cursor` of the previous page; empty or omitted: the first page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignBounceList"];
+                };
+            };
+            /** @description Missing or invalid credentials (see the security of this operation) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credentials valid but not allowed here: project disabled, not a member of the X-Project-Id project, or refused by the route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such resource in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request (headers, or body) did not arrive in time (BODY_TIMEOUT_SECONDS) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `error.errors[]` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (message masked; quote the requestId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getSuppressions: {
         parameters: {
             query?: {
@@ -15553,6 +16364,18 @@ export interface operations {
                         x: number;
                         y: number;
                     };
+                    /** @description Put the new step on this transition, in the same transaction: the transition's source links to the new step with the transition's branch, the new step to the transition's target with its first output (yes for CONDITION, event for WAIT_FOR_EVENT, none otherwise; EXIT cannot go between two steps: 422 type) */
+                    insert?: {
+                        /** @description A transition of this workflow (404 when it is gone) */
+                        transitionId: string;
+                    };
+                    /** @description Link the new step from this step's output, in the same transaction (409 when that output already has a transition; other rules: 422 after.stepId / after.branch) */
+                    after?: {
+                        /** @description A step of this workflow (422 after.stepId otherwise) */
+                        stepId: string;
+                        /** @description The step's output: yes/no from CONDITION, event/timeout from WAIT_FOR_EVENT, none otherwise */
+                        branch?: ("yes" | "no" | "event" | "timeout") | null;
+                    };
                 };
             };
         };
@@ -15563,7 +16386,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WorkflowStep"];
+                    "application/json": components["schemas"]["WorkflowAddedStep"];
                 };
             };
             /** @description Malformed request (invalid JSON, bad Content-Length) */

@@ -14,6 +14,7 @@ import { ConfirmDialog } from '@/components/ui/dialog';
 import { Skeleton } from '@/components/ui/skeleton';
 import { formatDateTime, formatNumber, formatRate, formatRelative } from '@/lib/format';
 import { EmailPreview } from '../templates/Preview';
+import { CampaignInsight } from './Insight';
 import { allowedActions, audienceSummary, funnel, pollInterval, progress, statusLabel, statusTone, type Stats } from './logic';
 import { type Campaign, SendDialog, TestSendDialog, useSegments } from './shared';
 
@@ -118,6 +119,7 @@ function Summary({ c }: { c: Campaign }) {
     ['Type', c.type.charAt(0) + c.type.slice(1).toLowerCase()],
   ];
   if (c.scheduledFor) rows.push(['Scheduled for', <Time key="s" iso={c.scheduledFor} />]);
+  if (c.startedAt) rows.push(['Started', <Time key="st" iso={c.startedAt} />]);
   if (c.sentAt) rows.push(['Finished', <Time key="f" iso={c.sentAt} />]);
   if (c.cancelledAt) rows.push(['Cancelled', <Time key="c" iso={c.cancelledAt} />]);
   rows.push(['Created', <Time key="cr" iso={c.createdAt} />]);
@@ -277,6 +279,7 @@ function CampaignView({ c }: { c: Campaign }) {
       ) : (
         <div className="mb-4 rounded-md border border-dashed border-border px-4 py-6 text-center text-fg-muted">This draft has not been sent: its results appear here once it is.</div>
       )}
+      {c.status === 'SENDING' || c.status === 'SENT' || (c.status === 'CANCELLED' && c.startedAt) ? <CampaignInsight c={c} /> : null}
       <div className="grid gap-4 lg:grid-cols-[1fr_2fr]">
         <Summary c={c} />
         <Card>
@@ -317,7 +320,7 @@ function CampaignView({ c }: { c: Campaign }) {
   );
 }
 
-/** campaigns/:campaignId: state, live progress while sending, funnel and outcomes, content. */
+/** campaigns/:campaignId: state, live progress while sending, funnel and outcomes, opens and clicks over time, top links, bounces, content. */
 export function CampaignPage() {
   const { campaignId = '' } = useParams();
   const campaign = useQuery({
