@@ -110,10 +110,23 @@ describe('dashboard: workflows', () => {
 
       // The new workflow: the trigger, and a "+" under it.
       await page.getByRole('group', { name: 'Trigger step Trigger' }).waitFor();
+      // The condition builder: an event data key typed by hand (the trigger was never tracked, so
+      // none is listed) and a contact field, in one "All of" group.
       await addStep(page, 'Add a step after Trigger', 'Condition', 'Is pro?', async (d) => {
-        await d.getByLabel('Field').fill('event.plan');
-        await d.getByLabel('Operator').selectOption('equals');
-        await d.getByLabel('Value', { exact: true }).fill('pro');
+        const first = d.getByRole('group', { name: 'Condition 1' });
+        await first.getByLabel('Field').selectOption({ label: 'Other event key…' });
+        await first.getByLabel('Event key').fill('plan');
+        expect(await first.getByLabel('Operator').inputValue()).toBe('equals');
+        await first.getByLabel('Value', { exact: true }).fill('pro');
+        await d.getByRole('button', { name: 'Add condition to conditions' }).click();
+        const second = d.getByRole('group', { name: 'Condition 2' });
+        // An incomplete row is refused beside it, before any request.
+        await d.getByRole('button', { name: 'Add step' }).click();
+        await expect.poll(() => second.getByRole('alert').textContent(), POLL).toBe('Choose a field');
+        await second.getByLabel('Field').selectOption('email');
+        await second.getByLabel('Operator').selectOption('contains');
+        await second.getByLabel('Value', { exact: true }).fill('@example.com');
+        await expect.poll(() => second.getByRole('alert').count(), POLL).toBe(0);
       });
       // Two branches, each with its "+".
       await addStep(page, 'Add a step after Is pro? (Yes)', 'Update contact', 'Mark gold', async (d) => {
@@ -122,10 +135,18 @@ describe('dashboard: workflows', () => {
       await addStep(page, 'Add a step after Is pro? (No)', 'Update contact', 'Mark free', async (d) => {
         await d.getByLabel('Data to set').fill('tier = free');
       });
-      // A step inserted on an edge: the transition is replaced by two.
+      // A step inserted on an edge: the transition is replaced by two, in one request (no
+      // separate transition calls).
+      const graphCalls: string[] = [];
+      const onRequest = (r: { method: () => string; url: () => string }) => {
+        if (/\/workflows\/[0-9a-f-]{36}\/(steps|transitions)/.test(r.url()) && r.method() !== 'GET') graphCalls.push(`${r.method()} ${new URL(r.url()).pathname.replace(/[0-9a-f-]{36}/g, ':id')}`);
+      };
+      page.on('request', onRequest);
       await addStep(page, 'Insert a step between Trigger and Is pro?', 'Update contact', 'Note source', async (d) => {
         await d.getByLabel('Data to set').fill('source = e2e');
       });
+      page.off('request', onRequest);
+      expect(graphCalls).toEqual(['POST /workflows/:id/steps']);
       // The branch labels are on the edges.
       await expect.poll(() => page.locator('.react-flow__edgelabel-renderer').textContent(), POLL).toMatch(/Yes.*No|No.*Yes/);
 
@@ -138,7 +159,19 @@ describe('dashboard: workflows', () => {
       expect(edge('Trigger', 'Is pro?')).toBeUndefined();
       expect(edge('Is pro?', 'Mark gold')?.branch).toBe('yes');
       expect(edge('Is pro?', 'Mark free')?.branch).toBe('no');
-      expect(detail.steps.find((s) => s.name === 'Is pro?')?.config).toEqual({ field: 'event.plan', operator: 'equals', value: 'pro' });
+      expect(detail.steps.find((s) => s.name === 'Is pro?')?.config).toEqual({
+        condition: {
+          logic: 'AND',
+          groups: [
+            {
+              filters: [
+                { field: 'event.plan', operator: 'equals', value: 'pro' },
+                { field: 'email', operator: 'contains', value: '@example.com' },
+              ],
+            },
+          ],
+        },
+      });
 
       // The side panel edits a step; the API's 422 shows next to the field.
       await page.getByRole('group', { name: 'Update contact step Mark free' }).click();
@@ -220,7 +253,14 @@ describe('dashboard: workflows', () => {
       // Keyboard: focus the step's node and press Enter to open its panel.
       await page.locator('.react-flow__node', { has: page.getByRole('group', { name: 'Condition step Is pro?' }) }).focus();
       await page.keyboard.press('Enter');
-      await page.getByRole('complementary', { name: 'Step Is pro?' }).waitFor();
+      const condPanel = page.getByRole('complementary', { name: 'Step Is pro?' });
+      await condPanel.waitFor();
+      // The stored tree opens in the builder, row by row; `plan` is now a key seen on the tracked
+      // signup events (GET /workflows/fields), so it is listed rather than typed.
+      const firstRow = condPanel.getByRole('group', { name: 'Condition 1' });
+      await expect.poll(() => firstRow.getByLabel('Field').inputValue(), POLL).toBe('event.plan');
+      expect(await firstRow.getByLabel('Field').locator('option:checked').textContent()).toBe('plan · string');
+      expect(await condPanel.getByRole('group', { name: 'Condition 2' }).getByLabel('Field').inputValue()).toBe('email');
       await page.waitForTimeout(300);
       await e.screenshot(page, 'workflow-editor');
       // The dark theme: the canvas follows the app's switch (the class on <html>).

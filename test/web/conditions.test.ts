@@ -7,6 +7,7 @@ import {
   cardToTree,
   type DataType,
   emptyCard,
+  fieldKind,
   type FilterRow,
   isConditionDate,
   type Item,
@@ -283,5 +284,58 @@ describe('static segment members: pasted email lists', () => {
   it('takes the address of "Name <a@b.c>" and names what is not an address', () => {
     expect(parseEmailList('Ann Smith <ann@example.com>, not-an-email, x@y, 42')).toEqual({ emails: ['ann@example.com'], invalid: ['not-an-email', 'x@y', '42'] });
     expect(parseEmailList('   ')).toEqual({ emails: [], invalid: [] });
+  });
+});
+
+describe('condition builder: workflow mode (event./context. execution fields)', () => {
+  const wtypes = new Map<string, DataType>([...types, ['event.total', 'number']]);
+  it('event.<key> is event data unless its operator is an activity one; context.<key> only in workflows', () => {
+    expect(fieldKind('event.plan', 'workflow')).toBe('executionData');
+    expect(fieldKind('event.plan', 'workflow', 'equals')).toBe('executionData');
+    expect(fieldKind('event.signup', 'workflow', 'triggered')).toBe('event');
+    expect(fieldKind('context.score', 'workflow')).toBe('executionData');
+    // Segments: unchanged.
+    expect(fieldKind('event.signup')).toBe('event');
+    expect(fieldKind('event.signup', 'segment', 'equals')).toBe('event');
+    expect(fieldKind('context.score')).toBeUndefined();
+  });
+
+  it('offers the execution operators by seen type, and the activity ones for a tracked event', () => {
+    expect(operatorsFor('event.total', wtypes, 'equals', 'workflow')).toEqual(['equals', 'notEquals', 'greaterThan', 'lessThan', 'greaterThanOrEqual', 'lessThanOrEqual', 'exists', 'notExists']);
+    expect(operatorsFor('context.x', wtypes, '', 'workflow')).toEqual([...OPERATORS_BY_KIND.executionData]);
+    expect(operatorsFor('event.signup', wtypes, 'triggered', 'workflow')).toEqual([...OPERATORS_BY_KIND.event]);
+    expect(operatorsFor('event.signup', wtypes)).toEqual([...OPERATORS_BY_KIND.event]);
+    expect(valueInput('event.total', 'greaterThan', wtypes, 'workflow')).toBe('number');
+    expect(valueInput('context.x', 'exists', wtypes, 'workflow')).toBe('none');
+  });
+
+  it('a workflow key being typed keeps its operator (which tells tracked event from event data)', () => {
+    expect(withField(row('email', 'triggered'), 'event.', wtypes, 'workflow').operator).toBe('triggered');
+    expect(withField(row('event.', 'triggered'), 'event.signup', wtypes, 'workflow').operator).toBe('triggered');
+    expect(withField(row('event.', ''), 'event.total', wtypes, 'workflow').operator).toBe('equals');
+    // Segments: an incomplete key has no operator, as before.
+    expect(withField(row('email', 'contains'), 'data.', types).operator).toBe('');
+  });
+
+  it('validates and converts execution rows; segments refuse them', () => {
+    const c = card('AND', [row('event.total', 'greaterThan', '10'), row('context.flag', 'equals', 'true'), row('event.', '')]);
+    expect(validateCard(c, wtypes, 'workflow').map((p) => p.message)).toEqual(['Enter the event key']);
+    const ok = card('AND', [row('event.total', 'greaterThan', '10'), row('context.flag', 'equals', 'true'), row('event.signup', 'triggeredWithin', '3')]);
+    expect(validateCard(ok, wtypes, 'workflow')).toEqual([]);
+    expect(cardToTree(ok, wtypes, 'workflow').tree).toEqual({
+      logic: 'AND',
+      groups: [
+        {
+          filters: [
+            { field: 'event.total', operator: 'greaterThan', value: 10 },
+            { field: 'context.flag', operator: 'equals', value: true },
+            { field: 'event.signup', operator: 'triggeredWithin', value: 3, unit: 'days' },
+          ],
+        },
+      ],
+    });
+    expect(validateCard(card('AND', [row('context.flag', 'equals', 'true')]), types).map((p) => p.part)).toEqual(['field']);
+    // A segment's data key typed by hand keeps its text as text.
+    expect(cardToTree(card('AND', [row('data.code', 'equals', '42')]), types).tree.groups[0]?.filters[0]?.value).toBe('42');
   });
 });

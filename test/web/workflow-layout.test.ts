@@ -2,10 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   buildGraph,
   describeStep,
-  insertPlan,
+  insertTarget,
   isAutoPosition,
   layoutGraph,
-  NEW_STEP,
   outputsOf,
   pinnedPosition,
   slotId,
@@ -55,28 +54,21 @@ describe('workflow graph', () => {
   });
 });
 
-describe('insert plan', () => {
-  it('on an edge: removes it and links through the new step, keeping the branch', () => {
-    const plan = insertPlan({ kind: 'edge', transition: tr('9', 'c', 'd', 'no') }, 'DELAY', { amount: 1, unit: 'days' });
-    expect(plan).toEqual({
-      remove: '9',
-      add: [
-        { fromStepId: 'c', toStepId: NEW_STEP, branch: 'no' },
-        { fromStepId: NEW_STEP, toStepId: 'd', branch: null },
-      ],
-    });
+describe('insert target (one request: POST /workflows/:id/steps with insert or after)', () => {
+  it('on an edge: the transition to put the step on', () => {
+    expect(insertTarget({ kind: 'edge', transition: tr('9', 'c', 'd', 'no') }, 'DELAY', { amount: 1, unit: 'days' })).toEqual({ insert: { transitionId: '9' } });
+    expect(insertTarget({ kind: 'edge', transition: tr('9', 'a', 'b') }, 'CONDITION', {})).toEqual({ insert: { transitionId: '9' } });
   });
 
-  it('a branching step in the middle continues on its first output', () => {
-    expect(insertPlan({ kind: 'edge', transition: tr('9', 'a', 'b') }, 'CONDITION', {}).add[1]).toEqual({ fromStepId: NEW_STEP, toStepId: 'b', branch: 'yes' });
-    expect(insertPlan({ kind: 'edge', transition: tr('9', 'a', 'b') }, 'WAIT_FOR_EVENT', { eventName: 'x' }).add[1]?.branch).toBe('event');
+  it('on a slot: the open output (step and branch) to link from', () => {
+    expect(insertTarget({ kind: 'slot', fromStepId: 'c', branch: 'yes' }, 'EXIT', {})).toEqual({ after: { stepId: 'c', branch: 'yes' } });
+    expect(insertTarget({ kind: 'slot', fromStepId: 'c', branch: null }, 'DELAY', {})).toEqual({ after: { stepId: 'c', branch: null } });
   });
 
-  it('on a slot: one transition, nothing removed; EXIT only at a leaf', () => {
-    expect(insertPlan({ kind: 'slot', fromStepId: 'c', branch: 'yes' }, 'EXIT', {})).toEqual({ remove: undefined, add: [{ fromStepId: 'c', toStepId: NEW_STEP, branch: 'yes' }] });
+  it('EXIT only at a leaf: not offered on an edge, refused there', () => {
     expect(typesFor({ kind: 'edge', transition: tr('9', 'a', 'b') })).not.toContain('EXIT');
     expect(typesFor({ kind: 'slot', fromStepId: 'a', branch: null })).toContain('EXIT');
-    expect(() => insertPlan({ kind: 'edge', transition: tr('9', 'a', 'b') }, 'EXIT', {})).toThrow();
+    expect(() => insertTarget({ kind: 'edge', transition: tr('9', 'a', 'b') }, 'EXIT', {})).toThrow();
   });
 });
 

@@ -8,10 +8,12 @@ import { Input, Select } from '@/components/ui/input';
 import { cn } from '@/lib/cn';
 import { formatNumber } from '@/lib/format';
 import {
+  ACTIVITY_OPERATORS,
   addCard,
   addFilter,
   type Card,
   type CardPath,
+  type ConditionMode,
   type FilterRow,
   isDateField,
   type Logic,
@@ -28,10 +30,12 @@ import {
   withField,
   withOperator,
 } from './conditions';
-import type { FieldOptions } from './fieldOptions';
+import type { FieldGroup, FieldOptions } from './fieldOptions';
 
-const OTHER_DATA = '__data';
-const OTHER_EVENT = '__event';
+/** The picker's value of a group's "other key" entry. */
+const otherValue = (groupIndex: number) => `__other:${groupIndex}`;
+/** Workflow mode: a tracked event's picker value (its field `event.<name>` is also an event data key's form). */
+const TRACKED = '~';
 
 interface BuilderProps {
   value: Card;
@@ -48,6 +52,11 @@ interface BuilderProps {
  * email engagement, segments), the operators of that field's type, and the value input the
  * operator needs (text, number, date, true/false, a duration with its unit, or none). Edits go
  * through conditions.ts; the page turns the card into the API's tree with `cardToTree`.
+ *
+ * `fields.mode` 'workflow' (a workflow CONDITION step, web/src/pages/workflows/fieldOptions.ts)
+ * adds the execution's fields: its groups may list `event.<key>` / `context.<key>` options and
+ * "other key" entries with those prefixes, while a group marked `tracked` keeps `event.<name>` a
+ * tracked event (activity operators); pass the same mode to cardToTree/validateCard.
  *
  * Reuse (a campaign's FILTERED audience): `const fields = useFieldOptions()`, state
  * `treeToCard(stored)` or `emptyCard()`, `<ConditionBuilder value={card} onChange={setCard}
@@ -156,25 +165,48 @@ interface RowViewProps {
   onRemove: () => void;
 }
 
-function pickerValue(field: string, fields: FieldOptions): string {
-  if (field.startsWith('data.') && !fields.known.has(field)) return OTHER_DATA;
-  if (field.startsWith('event.') && !fields.known.has(field)) return OTHER_EVENT;
-  return field;
+/** In workflow mode, whether a group holds the kind of `event.` field the row is (tracked event or event data). */
+function sameEventKind(group: FieldGroup, row: FilterRow, mode: ConditionMode): boolean {
+  if (mode !== 'workflow' || !row.field.startsWith('event.')) return true;
+  return Boolean(group.tracked) === (row.operator !== '' && ACTIVITY_OPERATORS.includes(row.operator));
+}
+
+const optionValue = (group: FieldGroup, field: string, mode: ConditionMode) => (mode === 'workflow' && group.tracked ? `${TRACKED}${field}` : field);
+
+/** The picker entry showing a row: a listed field of its group, else its group's "other key" entry, else the field itself. */
+function pickerValue(row: FilterRow, fields: FieldOptions, mode: ConditionMode): string {
+  for (const g of fields.groups) {
+    if (sameEventKind(g, row, mode) && g.options.some((o) => o.value === row.field)) return optionValue(g, row.field, mode);
+  }
+  const other = fields.groups.findIndex((g) => g.other && row.field.startsWith(g.other.prefix) && sameEventKind(g, row, mode));
+  return other >= 0 ? otherValue(other) : row.field;
 }
 
 function RowView({ row, label, fields, problems, disabled, onChange, onRemove }: RowViewProps) {
   const { types } = fields;
-  const picked = pickerValue(row.field, fields);
-  const ops = operatorsFor(row.field, types, row.operator);
-  const input = valueInput(row.field, row.operator, types);
-  const dateLike = isDateField(row.field, types);
+  const mode = fields.mode ?? 'segment';
+  const picked = pickerValue(row, fields, mode);
+  const otherGroup = fields.groups.find((_, i) => picked === otherValue(i));
+  const other = otherGroup?.other;
+  const ops = operatorsFor(row.field, types, row.operator, mode);
+  const input = valueInput(row.field, row.operator, types, mode);
+  const dateLike = isDateField(row.field, types, mode, row.operator);
   const problem = (part: Problem['part']) => problems.find((p) => p.part === part)?.message;
   const invalid = (part: Problem['part']) => (problem(part) ? true : undefined);
   const segmentMissing = row.field.startsWith('segment.') && !fields.groups.some((g) => g.options.some((o) => o.value === row.field));
 
   const pick = (value: string) => {
-    const field = value === OTHER_DATA ? 'data.' : value === OTHER_EVENT ? 'event.' : value;
-    onChange((r) => withField(r, field, types));
+    const groupIndex = fields.groups.findIndex((_, i) => value === otherValue(i));
+    const group = fields.groups[groupIndex];
+    const tracked = mode === 'workflow' && (value.startsWith(TRACKED) || Boolean(group?.tracked));
+    const field = group?.other ? group.other.prefix : tracked ? value.slice(TRACKED.length) : value;
+    onChange((r) => {
+      if (mode !== 'workflow' || !field.startsWith('event.')) return withField(r, field, types, mode);
+      // The operator says which `event.` this is: an activity one for a tracked event, none yet for event data.
+      const activity = r.operator !== '' && ACTIVITY_OPERATORS.includes(r.operator);
+      const operator = tracked ? (activity ? r.operator : 'triggered') : activity ? '' : r.operator;
+      return withField({ ...r, operator }, field, types, mode);
+    });
   };
 
   return (
@@ -184,28 +216,27 @@ function RowView({ row, label, fields, problems, disabled, onChange, onRemove }:
           <option value="" disabled>
             Choose a field…
           </option>
-          {fields.groups.map((g) => (
+          {fields.groups.map((g, i) => (
             <optgroup key={g.label} label={g.label}>
               {g.options.map((o) => (
-                <option key={o.value} value={o.value}>
+                <option key={o.value} value={optionValue(g, o.value, mode)}>
                   {o.label}
                 </option>
               ))}
-              {g.label === 'Data' ? <option value={OTHER_DATA}>Other data key…</option> : null}
-              {g.label === 'Events' ? <option value={OTHER_EVENT}>Other event…</option> : null}
+              {g.other ? <option value={otherValue(i)}>{g.other.label}</option> : null}
               {g.label === 'Segments' && segmentMissing ? <option value={row.field}>Deleted segment</option> : null}
             </optgroup>
           ))}
         </Select>
-        {picked === OTHER_DATA || picked === OTHER_EVENT ? (
+        {other ? (
           <Input
-            aria-label={picked === OTHER_DATA ? 'Data key' : 'Event name'}
+            aria-label={other.inputLabel}
             className="w-40"
-            placeholder={picked === OTHER_DATA ? 'key' : 'event name'}
-            value={row.field.slice(row.field.indexOf('.') + 1)}
+            placeholder={other.placeholder}
+            value={row.field.slice(other.prefix.length)}
             disabled={disabled}
             aria-invalid={invalid('field')}
-            onChange={(e) => onChange((r) => withField(r, `${picked === OTHER_DATA ? 'data' : 'event'}.${e.target.value}`, types))}
+            onChange={(e) => onChange((r) => withField(r, `${other.prefix}${e.target.value}`, types, mode))}
           />
         ) : null}
         {ops.length > 0 ? (
@@ -215,7 +246,7 @@ function RowView({ row, label, fields, problems, disabled, onChange, onRemove }:
             value={row.operator}
             disabled={disabled}
             aria-invalid={invalid('operator')}
-            onChange={(e) => onChange((r) => withOperator(r, e.target.value as Operator, types))}
+            onChange={(e) => onChange((r) => withOperator(r, e.target.value as Operator, types, mode))}
           >
             {row.operator === '' ? (
               <option value="" disabled>

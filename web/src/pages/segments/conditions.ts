@@ -8,6 +8,11 @@
  * between the two (an "Any of" card is an OR tree of one-filter groups; an "All of" card is one
  * group whose nested cards become its `conditions`). Filter values are kept as the text the user
  * typed and turned into the API's types (number, boolean, date string) by `cardToTree`.
+ *
+ * Mode: a segment's (or campaign's) condition is about the contact ('segment', the default of every
+ * function). A workflow CONDITION step's ('workflow') also addresses the execution: `context.<key>`,
+ * and `event.<key>` the execution's event data, unless its operator is an activity one (triggered…),
+ * which keeps `event.<name>` the contact's tracked event (src/conditions/tree.ts parseField).
  */
 
 export type Logic = 'AND' | 'OR';
@@ -67,7 +72,9 @@ export interface Card {
 export type Item = FilterRow | Card;
 
 /** What a field addresses; decides its operators and value input. */
-export type FieldKind = 'email' | 'subscribed' | 'date' | 'data' | 'event' | 'emailMilestone' | 'segment';
+export type FieldKind = 'email' | 'subscribed' | 'date' | 'data' | 'event' | 'emailMilestone' | 'segment' | 'executionData';
+/** Whose condition: a segment's (contact fields only) or a workflow step's (also event./context. keys). */
+export type ConditionMode = 'segment' | 'workflow';
 /** The seen type of a data key (GET /contacts/fields), or unknown for a key typed by hand. */
 export type DataType = 'string' | 'number' | 'boolean' | 'date' | 'unknown';
 
@@ -83,6 +90,9 @@ export const MAX_WINDOW = 1_000_000;
 
 const COMPARE: Operator[] = ['greaterThan', 'lessThan', 'greaterThanOrEqual', 'lessThanOrEqual'];
 const ACTIVITY: Operator[] = ['triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin'];
+/** Operators about a tracked event (an `event.<name>` field means the event with these in every mode). */
+export const ACTIVITY_OPERATORS: readonly Operator[] = ACTIVITY;
+const isActivity = (op: Operator | '' | undefined): boolean => op !== undefined && op !== '' && ACTIVITY.includes(op);
 export const WINDOWED: readonly Operator[] = ['within', 'olderThan', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin'];
 export const VALUELESS: readonly Operator[] = ['exists', 'notExists', 'triggered', 'notTriggered', 'memberOfSegment', 'notMemberOfSegment'];
 
@@ -95,6 +105,7 @@ export const OPERATORS_BY_KIND: Record<FieldKind, readonly Operator[]> = {
   event: ACTIVITY,
   emailMilestone: ACTIVITY,
   segment: ['memberOfSegment', 'notMemberOfSegment'],
+  executionData: ['equals', 'notEquals', 'contains', 'notContains', ...COMPARE, 'exists', 'notExists'],
 };
 
 /** The operators offered for a data key, by its seen type (all the server accepts when unknown). */
@@ -142,8 +153,11 @@ export function operatorLabel(op: Operator, dateLike = false): string {
   return (dateLike ? DATE_LABELS[op] : undefined) ?? LABELS[op];
 }
 
-/** The kind of a filter field, or undefined when the language does not know it. */
-export function fieldKind(field: string): FieldKind | undefined {
+/**
+ * The kind of a filter field, or undefined when the language does not know it. In a workflow,
+ * `context.<key>` is execution data, and so is `event.<key>` unless `operator` is an activity one.
+ */
+export function fieldKind(field: string, mode: ConditionMode = 'segment', operator?: Operator | ''): FieldKind | undefined {
   if (field === 'email') return 'email';
   if (field === 'subscribed') return 'subscribed';
   if (field === 'createdAt' || field === 'updatedAt') return 'date';
@@ -152,6 +166,7 @@ export function fieldKind(field: string): FieldKind | undefined {
   const head = field.slice(0, dot);
   const rest = field.slice(dot + 1);
   if (head === 'data') return 'data';
+  if (mode === 'workflow' && (head === 'context' || (head === 'event' && !isActivity(operator)))) return 'executionData';
   if (head === 'event') return 'event';
   if (head === 'segment') return 'segment';
   if (head === 'email' && (EMAIL_MILESTONES as readonly string[]).includes(rest)) return 'emailMilestone';
@@ -163,10 +178,19 @@ export type DataTypes = ReadonlyMap<string, DataType>;
 
 const dataTypeOf = (field: string, types: DataTypes): DataType => types.get(field) ?? 'unknown';
 
+const keyed = (kind: FieldKind | undefined): boolean => kind === 'data' || kind === 'executionData';
+
 /** True when a field's values are dates (createdAt/updatedAt, or a data key seen as dates). */
-export function isDateField(field: string, types: DataTypes): boolean {
-  const kind = fieldKind(field);
-  return kind === 'date' || (kind === 'data' && dataTypeOf(field, types) === 'date');
+export function isDateField(field: string, types: DataTypes, mode: ConditionMode = 'segment', operator?: Operator | ''): boolean {
+  const kind = fieldKind(field, mode, operator);
+  return kind === 'date' || (keyed(kind) && dataTypeOf(field, types) === 'date');
+}
+
+/** The operators offered for a field of this kind (data and execution keys: by their seen type). */
+function offeredOperators(kind: FieldKind, field: string, types: DataTypes): Operator[] {
+  if (kind === 'data') return [...DATA_OPERATORS[dataTypeOf(field, types)]];
+  if (kind === 'executionData') return DATA_OPERATORS[dataTypeOf(field, types)].filter((op) => OPERATORS_BY_KIND.executionData.includes(op));
+  return [...OPERATORS_BY_KIND[kind]];
 }
 
 /**
@@ -174,10 +198,10 @@ export function isDateField(field: string, types: DataTypes): boolean {
  * filter's current operator stays in the list when valid for the kind (a stored condition is shown
  * as it is, even when the type list would not offer it).
  */
-export function operatorsFor(field: string, types: DataTypes, current?: Operator | ''): Operator[] {
-  const kind = fieldKind(field);
+export function operatorsFor(field: string, types: DataTypes, current?: Operator | '', mode: ConditionMode = 'segment'): Operator[] {
+  const kind = fieldKind(field, mode, current);
   if (!kind) return [];
-  const offered = kind === 'data' ? [...DATA_OPERATORS[dataTypeOf(field, types)]] : [...OPERATORS_BY_KIND[kind]];
+  const offered = offeredOperators(kind, field, types);
   if (current && !offered.includes(current) && OPERATORS_BY_KIND[kind].includes(current)) offered.push(current);
   return offered;
 }
@@ -185,14 +209,14 @@ export function operatorsFor(field: string, types: DataTypes, current?: Operator
 /** The input a filter's value needs. */
 export type ValueInput = 'none' | 'duration' | 'boolean' | 'date' | 'number' | 'text';
 
-export function valueInput(field: string, operator: Operator | '', types: DataTypes): ValueInput {
-  const kind = fieldKind(field);
+export function valueInput(field: string, operator: Operator | '', types: DataTypes, mode: ConditionMode = 'segment'): ValueInput {
+  const kind = fieldKind(field, mode, operator);
   if (!kind || operator === '' || VALUELESS.includes(operator)) return 'none';
   if (WINDOWED.includes(operator)) return 'duration';
   if (kind === 'subscribed') return 'boolean';
   if (kind === 'date') return 'date';
   if (kind === 'email') return 'text';
-  if (kind !== 'data') return 'none';
+  if (!keyed(kind)) return 'none';
   const type = dataTypeOf(field, types);
   if (operator === 'contains' || operator === 'notContains') return 'text';
   if (type === 'boolean' && (operator === 'equals' || operator === 'notEquals')) return 'boolean';
@@ -212,21 +236,24 @@ export const emptyCard = (logic: Logic = 'AND', items: Item[] = [emptyFilter()])
  * A filter after its field changed: the first operator offered, a value input's default, the
  * typed value kept when the new field takes the same kind of input.
  */
-export function withField(row: FilterRow, field: string, types: DataTypes): FilterRow {
-  const ops = operatorsFor(field, types);
-  const operator = ops.includes(row.operator as Operator) ? row.operator : (ops[0] ?? '');
+export function withField(row: FilterRow, field: string, types: DataTypes, mode: ConditionMode = 'segment'): FilterRow {
+  // In a workflow the current operator also says whether `event.<x>` is a tracked event or event data.
+  const kind = fieldKind(field, mode, row.operator);
+  const ops = kind ? offeredOperators(kind, field, types) : [];
+  // A workflow key still being typed (`event.`) keeps its operator: it tells tracked event from event data.
+  const operator = !kind && mode === 'workflow' ? row.operator : ops.includes(row.operator as Operator) ? row.operator : (ops[0] ?? '');
   const next: FilterRow = { ...row, field, operator };
-  return valueInput(field, operator, types) === valueInput(row.field, row.operator, types) ? next : { ...next, value: defaultValue(field, operator, types) };
+  return valueInput(field, operator, types, mode) === valueInput(row.field, row.operator, types, mode) ? next : { ...next, value: defaultValue(field, operator, types, mode) };
 }
 
 /** A filter after its operator changed (the value kept when the input stays the same kind). */
-export function withOperator(row: FilterRow, operator: Operator, types: DataTypes): FilterRow {
-  const same = valueInput(row.field, operator, types) === valueInput(row.field, row.operator, types);
-  return { ...row, operator, value: same ? row.value : defaultValue(row.field, operator, types) };
+export function withOperator(row: FilterRow, operator: Operator, types: DataTypes, mode: ConditionMode = 'segment'): FilterRow {
+  const same = valueInput(row.field, operator, types, mode) === valueInput(row.field, row.operator, types, mode);
+  return { ...row, operator, value: same ? row.value : defaultValue(row.field, operator, types, mode) };
 }
 
-function defaultValue(field: string, operator: Operator | '', types: DataTypes): string {
-  const input = valueInput(field, operator, types);
+function defaultValue(field: string, operator: Operator | '', types: DataTypes, mode: ConditionMode): string {
+  const input = valueInput(field, operator, types, mode);
   return input === 'boolean' ? 'true' : input === 'duration' ? '7' : '';
 }
 
@@ -259,9 +286,11 @@ export const removeItem = (root: Card, path: CardPath, index: number): Card => m
 
 // ---------------------------------------------------------------- card ⇄ API tree
 
+const LITERAL_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+
 /** The API value of a row (undefined for valueless operators). */
-export function rowValue(row: FilterRow, types: DataTypes): string | number | boolean | undefined {
-  const input = valueInput(row.field, row.operator, types);
+export function rowValue(row: FilterRow, types: DataTypes, mode: ConditionMode = 'segment'): string | number | boolean | undefined {
+  const input = valueInput(row.field, row.operator, types, mode);
   const text = row.value.trim();
   switch (input) {
     case 'none':
@@ -272,13 +301,19 @@ export function rowValue(row: FilterRow, types: DataTypes): string | number | bo
     case 'boolean':
       return text === 'true';
     default:
+      // A workflow key of no known type (context.<key>, a key typed by hand): true, false and plain
+      // numbers are typed (the step's stored values keep their JSON type), anything else is text.
+      if (mode === 'workflow' && dataTypeOf(row.field, types) === 'unknown' && keyed(fieldKind(row.field, mode, row.operator))) {
+        if (text === 'true' || text === 'false') return text === 'true';
+        if (LITERAL_NUMBER.test(text)) return Number(text);
+      }
       return row.value;
   }
 }
 
-function toApiFilter(row: FilterRow, types: DataTypes): ApiFilter {
+function toApiFilter(row: FilterRow, types: DataTypes, mode: ConditionMode): ApiFilter {
   const filter: ApiFilter = { field: row.field, operator: row.operator as Operator };
-  const value = rowValue(row, types);
+  const value = rowValue(row, types, mode);
   if (value !== undefined) filter.value = value;
   if (row.operator !== '' && WINDOWED.includes(row.operator)) filter.unit = row.unit;
   return filter;
@@ -289,36 +324,36 @@ export type PathIndex = Map<string, string>;
 
 const join = (base: string, rest: string) => (base ? `${base}.${rest}` : rest);
 
-function cardAsTree(card: Card, types: DataTypes, at: string, index: PathIndex): ApiTree {
-  if (card.logic === 'AND') return { logic: 'AND', groups: [cardAsGroup(card, types, join(at, 'groups.0'), index)] };
+function cardAsTree(card: Card, types: DataTypes, at: string, index: PathIndex, mode: ConditionMode): ApiTree {
+  if (card.logic === 'AND') return { logic: 'AND', groups: [cardAsGroup(card, types, join(at, 'groups.0'), index, mode)] };
   return {
     logic: 'OR',
     groups: card.items.map((item, i) => {
       const g = join(at, `groups.${i}`);
       if (item.kind === 'filter') {
         index.set(item.id, `${g}.filters.0`);
-        return { filters: [toApiFilter(item, types)] };
+        return { filters: [toApiFilter(item, types, mode)] };
       }
-      return cardAsGroup(item, types, g, index);
+      return cardAsGroup(item, types, g, index, mode);
     }),
   };
 }
 
-function cardAsGroup(card: Card, types: DataTypes, at: string, index: PathIndex): ApiGroup {
-  if (card.logic === 'OR') return { filters: [], conditions: cardAsTree(card, types, `${at}.conditions`, index) };
+function cardAsGroup(card: Card, types: DataTypes, at: string, index: PathIndex, mode: ConditionMode): ApiGroup {
+  if (card.logic === 'OR') return { filters: [], conditions: cardAsTree(card, types, `${at}.conditions`, index, mode) };
   const filters: ApiFilter[] = [];
   const cards: Card[] = [];
   for (const item of card.items) {
     if (item.kind === 'filter') {
       index.set(item.id, `${at}.filters.${filters.length}`);
-      filters.push(toApiFilter(item, types));
+      filters.push(toApiFilter(item, types, mode));
     } else cards.push(item);
   }
   const group: ApiGroup = { filters };
   if (cards.length === 1 && cards[0]) {
-    group.conditions = cardAsTree(cards[0], types, `${at}.conditions`, index);
+    group.conditions = cardAsTree(cards[0], types, `${at}.conditions`, index, mode);
   } else if (cards.length > 1) {
-    group.conditions = { logic: 'AND', groups: cards.map((c, i) => cardAsGroup(c, types, `${at}.conditions.groups.${i}`, index)) };
+    group.conditions = { logic: 'AND', groups: cards.map((c, i) => cardAsGroup(c, types, `${at}.conditions.groups.${i}`, index, mode)) };
   }
   return group;
 }
@@ -327,10 +362,10 @@ function cardAsGroup(card: Card, types: DataTypes, at: string, index: PathIndex)
  * The API tree of a card, and where each row lands in it. An empty root card is `{logic: 'AND',
  * groups: []}` ("all contacts", docs/conditions.md).
  */
-export function cardToTree(card: Card, types: DataTypes): { tree: ApiTree; paths: PathIndex } {
+export function cardToTree(card: Card, types: DataTypes, mode: ConditionMode = 'segment'): { tree: ApiTree; paths: PathIndex } {
   const paths: PathIndex = new Map();
   if (card.items.length === 0) return { tree: { logic: 'AND', groups: [] }, paths };
-  return { tree: cardAsTree(card, types, '', paths), paths };
+  return { tree: cardAsTree(card, types, '', paths, mode), paths };
 }
 
 function filterRow(f: ApiFilter): FilterRow {
@@ -401,16 +436,17 @@ export function isConditionDate(text: string): boolean {
   return hh < 24 && mm < 60 && ss < 60;
 }
 
-function rowProblem(row: FilterRow, types: DataTypes): Problem | undefined {
+function rowProblem(row: FilterRow, types: DataTypes, mode: ConditionMode): Problem | undefined {
   const p = (part: Problem['part'], message: string): Problem => ({ id: row.id, part, message });
   if (row.field === '') return p('field', 'Choose a field');
   if (row.field === 'data.') return p('field', 'Enter the data key');
-  if (row.field === 'event.') return p('field', 'Enter the event name');
-  const kind = fieldKind(row.field);
+  if (row.field === 'event.') return p('field', mode === 'workflow' && !isActivity(row.operator) ? 'Enter the event key' : 'Enter the event name');
+  if (row.field === 'context.' && mode === 'workflow') return p('field', 'Enter the context key');
+  const kind = fieldKind(row.field, mode, row.operator);
   if (!kind) return p('field', `Unknown field "${row.field}"`);
   if (row.operator === '' || !OPERATORS_BY_KIND[kind].includes(row.operator)) return p('operator', 'Choose an operator');
   const text = row.value.trim();
-  switch (valueInput(row.field, row.operator, types)) {
+  switch (valueInput(row.field, row.operator, types, mode)) {
     case 'duration': {
       const n = Number(text);
       return text === '' || !Number.isFinite(n) || n <= 0 || n > MAX_WINDOW ? p('value', `Enter a number greater than 0 (at most ${MAX_WINDOW.toLocaleString('en-US')})`) : undefined;
@@ -421,7 +457,7 @@ function rowProblem(row: FilterRow, types: DataTypes): Problem | undefined {
       return isConditionDate(text) ? undefined : p('value', 'Enter a date (YYYY-MM-DD)');
     case 'text':
       if (kind === 'email' && row.value.length > 1000) return p('value', 'At most 1000 characters');
-      if (kind === 'data' && COMPARE.includes(row.operator) && !NUMERIC.test(text) && !isConditionDate(text)) return p('value', 'Enter a number or a date');
+      if (keyed(kind) && COMPARE.includes(row.operator) && !NUMERIC.test(text) && !isConditionDate(text)) return p('value', 'Enter a number or a date');
       return undefined;
     default:
       return undefined;
@@ -452,20 +488,20 @@ function countParts(tree: ApiTree): { groups: number; filters: number } {
  * nothing in them, and the server's size limits (the tree the card becomes, MAX_DEPTH levels of
  * `conditions`, MAX_GROUPS groups, MAX_FILTERS filters). The root may be empty (all contacts).
  */
-export function validateCard(root: Card, types: DataTypes): Problem[] {
+export function validateCard(root: Card, types: DataTypes, mode: ConditionMode = 'segment'): Problem[] {
   const problems: Problem[] = [];
   const walk = (card: Card, nested: boolean) => {
     if (nested && card.items.length === 0) problems.push({ id: card.id, part: 'card', message: 'Add a condition to this group or remove it' });
     for (const item of card.items) {
       if (item.kind === 'card') walk(item, true);
       else {
-        const problem = rowProblem(item, types);
+        const problem = rowProblem(item, types, mode);
         if (problem) problems.push(problem);
       }
     }
   };
   walk(root, false);
-  const { tree } = cardToTree(root, types);
+  const { tree } = cardToTree(root, types, mode);
   // depthOf counts the root tree as 1; the server counts nesting of `conditions` below it.
   if (depthOf(tree) - 1 > MAX_DEPTH) problems.push({ id: root.id, part: 'card', message: `Groups nest at most ${MAX_DEPTH} levels deep` });
   const size = countParts(tree);

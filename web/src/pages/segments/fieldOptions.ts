@@ -3,7 +3,7 @@ import { useMemo } from 'react';
 import { api, unwrap } from '@/api/client';
 import type { components } from '@/api/schema';
 import { useProject } from '@/app/project';
-import { type DataType, type DataTypes, EMAIL_MILESTONES } from './conditions';
+import { type ConditionMode, type DataType, type DataTypes, EMAIL_MILESTONES } from './conditions';
 
 export type Segment = components['schemas']['Segment'];
 
@@ -11,13 +11,30 @@ export interface FieldOption {
   value: string;
   label: string;
 }
+/** An entry of a group for a key typed by hand: picking it shows a text input for `<prefix><key>`. */
+export interface OtherKey {
+  prefix: 'data.' | 'event.' | 'context.';
+  /** The picker's entry ("Other data key…"). */
+  label: string;
+  /** The text input's accessible name and placeholder. */
+  inputLabel: string;
+  placeholder: string;
+}
 export interface FieldGroup {
   label: string;
   options: FieldOption[];
+  other?: OtherKey;
+  /**
+   * Workflow mode: the group's `event.<name>` fields are tracked events (activity operators), not
+   * the execution's event data (which another group lists under the same `event.` prefix).
+   */
+  tracked?: boolean;
 }
 
 export interface FieldOptions {
   groups: FieldGroup[];
+  /** 'workflow': a CONDITION step's condition, with event./context. execution fields (default 'segment'). */
+  mode?: ConditionMode;
   /** Seen type of each data key (`data.<key>` → type). */
   types: DataTypes;
   /** Display name of a field (segment names for `segment.<id>`). */
@@ -38,6 +55,9 @@ const STANDARD: FieldOption[] = [
   { value: 'createdAt', label: 'Created' },
   { value: 'updatedAt', label: 'Updated' },
 ];
+
+export const OTHER_DATA_KEY: OtherKey = { prefix: 'data.', label: 'Other data key…', inputLabel: 'Data key', placeholder: 'key' };
+export const OTHER_EVENT: OtherKey = { prefix: 'event.', label: 'Other event…', inputLabel: 'Event name', placeholder: 'event name' };
 
 const MILESTONE_LABELS: Record<(typeof EMAIL_MILESTONES)[number], string> = {
   sent: 'Email sent',
@@ -75,8 +95,8 @@ export function useFieldOptions(excludeSegmentId?: string): FieldOptions {
     const milestones = EMAIL_MILESTONES.map((m) => ({ value: `email.${m}`, label: MILESTONE_LABELS[m] }));
     const groups: FieldGroup[] = [
       { label: 'Contact', options: STANDARD },
-      { label: 'Data', options: data },
-      { label: 'Events', options: eventOptions },
+      { label: 'Data', options: data, other: OTHER_DATA_KEY },
+      { label: 'Events', options: eventOptions, other: OTHER_EVENT, tracked: true },
       { label: 'Email engagement', options: milestones },
       { label: 'Segments', options: segmentOptions },
     ];

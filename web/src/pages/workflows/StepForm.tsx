@@ -1,10 +1,15 @@
 import { useQuery } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import { api, unwrap } from '@/api/client';
 import { useProject } from '@/app/project';
 import { Field } from '@/components/ui/field';
+import { Button } from '@/components/ui/button';
 import { Input, Select, Textarea } from '@/components/ui/input';
-import { ALL_OPERATORS, type ConfigDraft, NO_VALUE_OPERATORS, UNIT_OPERATORS, WEBHOOK_METHODS } from './config';
+import { Skeleton } from '@/components/ui/skeleton';
+import { ConditionBuilder } from '../segments/ConditionBuilder';
+import type { Problem } from '../segments/conditions';
+import type { FieldOptions } from '../segments/fieldOptions';
+import { type ConfigDraft, WEBHOOK_METHODS } from './config';
 import type { StepType } from './graph';
 
 interface Props {
@@ -13,8 +18,9 @@ interface Props {
   onChange: (patch: Partial<ConfigDraft>) => void;
   /** Error message of a field (`config.<key>`): the form's own check or the API's 422. */
   error: (field: string) => string | undefined;
-  /** The workflow's trigger event (CONDITION fields sampled from it). */
-  triggerEvent: string;
+  /** CONDITION: what the builder offers (useWorkflowFieldOptions) and its rows' problems (the form's and the API's). */
+  fields: FieldOptions;
+  problems: readonly Problem[];
 }
 
 function TemplatePicker({ value, onChange, error }: { value: string; onChange: (id: string) => void; error: string | undefined }) {
@@ -44,66 +50,29 @@ function TemplatePicker({ value, onChange, error }: { value: string; onChange: (
   );
 }
 
-function ConditionFields({ draft, onChange, error, triggerEvent }: Omit<Props, 'type'>) {
-  const project = useProject();
-  const listId = useId();
-  const fields = useQuery({
-    queryKey: ['workflows', project.id, 'fields', triggerEvent],
-    queryFn: () => unwrap(api.GET('/workflows/fields', { params: { query: { eventName: triggerEvent } } })),
-    staleTime: 60_000,
-  });
-  const known = fields.data?.data.find((f) => f.field === draft.field);
-  const operators = known?.operators.length ? known.operators : ALL_OPERATORS;
-  if (draft.conditionMode === 'tree') {
+function ConditionFields({ draft, onChange, fields, problems }: Pick<Props, 'draft' | 'onChange' | 'fields' | 'problems'>) {
+  if (fields.error) {
     return (
-      <Field label="Condition tree (JSON)" error={error('config.condition')} hint="A §7 condition tree: {logic, groups: [{filters: [...]}]}">
-        <Textarea value={draft.tree} onChange={(e) => onChange({ tree: e.target.value })} rows={10} className="font-mono text-xs" />
-      </Field>
+      <div role="alert" className="grid gap-2 rounded-md border border-border p-3 text-sm">
+        <p className="text-bad">Could not load the fields a condition can use: {fields.error instanceof Error ? fields.error.message : 'request failed'}</p>
+        <Button size="sm" variant="secondary" className="justify-self-start" onClick={fields.refetch}>
+          Try again
+        </Button>
+      </div>
     );
   }
+  if (fields.isLoading) return <Skeleton className="h-28 w-full" aria-label="Loading the fields" />;
   return (
-    <>
-      <Field label="Field" error={error('config.field')} hint="A contact field (email, subscribed, data.plan), event.<key> or context.<key>">
-        <Input value={draft.field} onChange={(e) => onChange({ field: e.target.value })} list={listId} autoComplete="off" />
-      </Field>
-      <datalist id={listId}>
-        {(fields.data?.data ?? [])
-          .filter((f) => !f.hint)
-          .map((f) => (
-            <option key={f.field} value={f.field} />
-          ))}
-      </datalist>
-      <Field label="Operator" error={error('config.operator')}>
-        <Select value={draft.operator} onChange={(e) => onChange({ operator: e.target.value })}>
-          {(operators.includes(draft.operator) ? operators : [draft.operator, ...operators]).map((o) => (
-            <option key={o} value={o}>
-              {o}
-            </option>
-          ))}
-        </Select>
-      </Field>
-      {NO_VALUE_OPERATORS.has(draft.operator) ? null : (
-        <div className={UNIT_OPERATORS.has(draft.operator) ? 'grid grid-cols-[1fr_auto] items-start gap-2' : 'grid'}>
-          <Field label="Value" error={error('config.value')} hint={UNIT_OPERATORS.has(draft.operator) ? undefined : 'Numbers, true, false and null are typed; anything else is text'}>
-            <Input value={draft.value} onChange={(e) => onChange({ value: e.target.value })} />
-          </Field>
-          {UNIT_OPERATORS.has(draft.operator) ? (
-            <Field label="Unit" error={error('config.unit')}>
-              <Select value={draft.valueUnit || 'days'} onChange={(e) => onChange({ valueUnit: e.target.value as ConfigDraft['valueUnit'] })}>
-                <option value="minutes">minutes</option>
-                <option value="hours">hours</option>
-                <option value="days">days</option>
-              </Select>
-            </Field>
-          ) : null}
-        </div>
-      )}
-    </>
+    <div className="grid gap-1.5">
+      <p className="text-sm font-medium">Condition</p>
+      <p className="text-xs text-fg-muted">Contacts matching go on the Yes branch, the others on No. Event data and context are the execution&apos;s.</p>
+      <ConditionBuilder value={draft.condition} onChange={(condition) => onChange({ condition })} fields={fields} problems={problems} />
+    </div>
   );
 }
 
 /** The config fields of one step type. */
-export function StepConfigFields({ type, draft, onChange, error, triggerEvent }: Props) {
+export function StepConfigFields({ type, draft, onChange, error, fields, problems }: Props) {
   switch (type) {
     case 'TRIGGER':
       return null;
@@ -160,7 +129,7 @@ export function StepConfigFields({ type, draft, onChange, error, triggerEvent }:
         </>
       );
     case 'CONDITION':
-      return <ConditionFields draft={draft} onChange={onChange} error={error} triggerEvent={triggerEvent} />;
+      return <ConditionFields draft={draft} onChange={onChange} fields={fields} problems={problems} />;
     case 'WEBHOOK':
       return (
         <>

@@ -19,16 +19,17 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { formatNumber } from '@/lib/format';
 import { cn } from '@/lib/cn';
 import { type InsertEdgeData, InsertEdgeView, type InsertFlowEdge, type SlotNodeData, SlotNodeView, type StepNodeData, StepNodeView } from './canvas';
-import { type ConfigDraft, defaultConfig, fromDraft, toDraft } from './config';
+import type { Problem } from '../segments/conditions';
+import { type ConfigDraft, conditionProblems, defaultConfig, type FromDraft, fromDraft, type SentCondition, toDraft } from './config';
+import { useWorkflowFieldOptions } from './fieldOptions';
 import {
   BRANCH_LABELS,
   buildGraph,
   describeStep,
   type InsertAt,
-  insertPlan,
+  insertTarget,
   isAutoPosition,
   layoutGraph,
-  NEW_STEP,
   pinnedPosition,
   STEP_LABELS,
   type StepType,
@@ -81,6 +82,24 @@ function FormError({ error, shown }: { error: unknown; shown: (field: string) =>
   );
 }
 
+/**
+ * A step form's condition problems: the builder's own (kept from the last check) and the API's 422
+ * placed on the rows sent with the last submit.
+ */
+function useConditionProblems(apiError: unknown) {
+  const [local, setLocal] = useState<readonly Problem[]>([]);
+  const [sent, setSent] = useState<SentCondition | undefined>();
+  const fromApi = apiError instanceof ApiError && sent ? conditionProblems(apiError.fields, sent) : [];
+  return {
+    problems: [...local, ...fromApi],
+    /** After a check of the form: its problems, and (on submit) where the rows went. */
+    checked: (out: FromDraft, submitted: boolean) => {
+      setLocal(out.condition?.problems ?? []);
+      if (submitted) setSent(out.condition?.sent);
+    },
+  };
+}
+
 const FORM_FIELDS = /^(name|config\.(templateId|recipient(\.type|\.customEmail)?|amount|unit|eventName|timeout|field|operator|value(\..*)?|condition(\..*)?|url|method|headers(\..*)?|body(\..*)?|updates(\..*)?|subscribed|subscriptionAction|reason))$/;
 
 // ——— Insert a step ———
@@ -94,51 +113,43 @@ function InsertDialog({ workflow, at, onClose, onCreated }: { workflow: Workflow
   const [draft, setDraft] = useState<ConfigDraft>(() => toDraft(defaultConfig('DELAY')));
   const [local, setLocal] = useState<Record<string, string>>({});
   const types = at ? typesFor(at) : [];
+  const fields = useWorkflowFieldOptions(workflow.triggerConfig.eventName);
 
+  // One request: the server adds the step and links it at `at` in one transaction (or nothing).
   const insert = useMutation({
     mutationFn: async ({ config }: { config: Record<string, unknown> }) => {
       if (!at) throw new Error('Nowhere to insert');
-      const plan = insertPlan(at, type, config);
-      const step = await unwrap(
-        api.POST('/workflows/{id}/steps', { params: { path: { id: workflow.id } }, body: { type: type as Exclude<StepType, 'TRIGGER'>, name: name.trim() || STEP_LABELS[type], config, position: { x: 0, y: 0 } } }),
-      );
-      try {
-        if (plan.remove) await unwrap(api.DELETE('/workflows/{id}/transitions/{transitionId}', { params: { path: { id: workflow.id, transitionId: plan.remove } } }));
-        for (const t of plan.add) {
-          await unwrap(
-            api.POST('/workflows/{id}/transitions', {
-              params: { path: { id: workflow.id } },
-              body: { fromStepId: t.fromStepId === NEW_STEP ? step.id : t.fromStepId, toStepId: t.toStepId === NEW_STEP ? step.id : t.toStepId, branch: t.branch },
-            }),
-          );
-        }
-      } catch (e) {
-        // The step exists but is not linked as planned: say so, and show the graph as it is.
-        notify({ title: `${step.name} was added but not connected`, description: e instanceof Error ? e.message : undefined, tone: 'bad' });
-      }
-      return step;
+      const body = { type: type as Exclude<StepType, 'TRIGGER'>, name: name.trim() || STEP_LABELS[type], config, position: { x: 0, y: 0 }, ...insertTarget(at, type, config) };
+      return unwrap(api.POST('/workflows/{id}/steps', { params: { path: { id: workflow.id } }, body }));
     },
-    onSuccess: (step) => {
-      void queryClient.invalidateQueries({ queryKey: detailKey(project.id, workflow.id) });
-      onCreated(step.id);
+    onSuccess: (step) => onCreated(step.id),
+    onError: (e) => {
+      // Another edit took the edge or the output first: nothing was added; show the graph as it is now.
+      if (e instanceof ApiError && (e.status === 404 || e.status === 409)) notify({ title: 'The workflow changed meanwhile', description: `${e.message}. Nothing was added.`, tone: 'bad' });
     },
     onSettled: () => void queryClient.invalidateQueries({ queryKey: detailKey(project.id, workflow.id) }),
   });
 
   const error = errorsOf(local, insert.error);
+  const condition = useConditionProblems(insert.error);
   // After a first submit, the form re-checks as the user types.
   const [tried, setTried] = useState(false);
   const change = (patch: Partial<ConfigDraft>) => {
     const next = { ...draft, ...patch };
     setDraft(next);
-    if (tried) setLocal(fromDraft(type, next).errors);
+    if (tried) {
+      const out = fromDraft(type, next, fields.types);
+      setLocal(out.errors);
+      condition.checked(out, false);
+    }
   };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setTried(true);
-    const { config, errors } = fromDraft(type, draft);
-    setLocal(errors);
-    if (Object.keys(errors).length === 0) insert.mutate({ config });
+    const out = fromDraft(type, draft, fields.types);
+    setLocal(out.errors);
+    condition.checked(out, true);
+    if (Object.keys(out.errors).length === 0) insert.mutate({ config: out.config });
   };
   const where =
     at?.kind === 'edge'
@@ -173,6 +184,7 @@ function InsertDialog({ workflow, at, onClose, onCreated }: { workflow: Workflow
                     setType(t);
                     setDraft(toDraft(defaultConfig(t)));
                     setLocal({});
+                    condition.checked({ config: {}, errors: {} }, true);
                     insert.reset();
                   }}
                   className="sr-only"
@@ -186,7 +198,7 @@ function InsertDialog({ workflow, at, onClose, onCreated }: { workflow: Workflow
         <Field label="Step name" error={error('name')} hint={`Default: ${STEP_LABELS[type]}`}>
           <Input value={name} onChange={(e) => setName(e.target.value)} maxLength={200} />
         </Field>
-        <StepConfigFields type={type} draft={draft} onChange={change} error={error} triggerEvent={workflow.triggerConfig.eventName} />
+        <StepConfigFields type={type} draft={draft} onChange={change} error={error} fields={fields} problems={condition.problems} />
         <FormError error={insert.error} shown={(f) => FORM_FIELDS.test(f)} />
         <div className="flex justify-end gap-2">
           <Button variant="secondary" onClick={onClose}>
@@ -239,6 +251,7 @@ function StepPanel({ workflow, step, onClose }: { workflow: WorkflowDetail; step
   const [eventName, setEventName] = useState(workflow.triggerConfig.eventName);
   const [local, setLocal] = useState<Record<string, string>>({});
   const [deleting, setDeleting] = useState(false);
+  const fields = useWorkflowFieldOptions(workflow.triggerConfig.eventName);
   const incoming = workflow.transitions.filter((t) => t.toStepId === step.id);
   const outgoing = workflow.transitions.filter((t) => t.fromStepId === step.id);
   const splice = incoming.length === 1 && outgoing.length === 1;
@@ -270,12 +283,17 @@ function StepPanel({ workflow, step, onClose }: { workflow: WorkflowDetail; step
   });
   const apiError = save.error instanceof ApiError ? save.error : undefined;
   const error = (field: string) => local[field] ?? apiFieldError(save.error, field) ?? (step.type === 'TRIGGER' && field === 'triggerConfig.eventName' ? apiError?.fieldMessage('eventName') : undefined);
+  const condition = useConditionProblems(save.error);
   // After a first submit, the form re-checks as the user types.
   const [tried, setTried] = useState(false);
   const change = (patch: Partial<ConfigDraft>) => {
     const next = { ...draft, ...patch };
     setDraft(next);
-    if (tried && step.type !== 'TRIGGER') setLocal(fromDraft(step.type, next).errors);
+    if (tried && step.type !== 'TRIGGER') {
+      const out = fromDraft(step.type, next, fields.types);
+      setLocal(out.errors);
+      condition.checked(out, false);
+    }
   };
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -285,13 +303,15 @@ function StepPanel({ workflow, step, onClose }: { workflow: WorkflowDetail; step
       if (eventName.trim()) save.mutate(undefined);
       return;
     }
-    const { config, errors } = fromDraft(step.type, draft);
+    const out = fromDraft(step.type, draft, fields.types);
+    const { config, errors } = out;
     if (!name.trim()) errors.name = 'Required';
     setLocal(errors);
+    condition.checked(out, true);
     if (Object.keys(errors).length === 0) save.mutate(config);
   };
   return (
-    <aside aria-label={`Step ${step.name}`} className="flex w-80 shrink-0 flex-col border-l border-border bg-surface">
+    <aside aria-label={`Step ${step.name}`} className={cn('flex shrink-0 flex-col border-l border-border bg-surface', step.type === 'CONDITION' ? 'w-[30rem]' : 'w-80')}>
       <div className="flex items-center gap-2 border-b border-border px-4 py-3">
         <StepChip type={step.type} />
         <div className="min-w-0 flex-1">
@@ -312,7 +332,7 @@ function StepPanel({ workflow, step, onClose }: { workflow: WorkflowDetail; step
             <Input value={eventName} onChange={(e) => setEventName(e.target.value)} autoComplete="off" />
           </Field>
         ) : (
-          <StepConfigFields type={step.type} draft={draft} onChange={change} error={error} triggerEvent={workflow.triggerConfig.eventName} />
+          <StepConfigFields type={step.type} draft={draft} onChange={change} error={error} fields={fields} problems={condition.problems} />
         )}
         <FormError error={save.error} shown={(f) => FORM_FIELDS.test(f) || f === 'eventName' || f === 'triggerConfig.eventName'} />
         <div className="flex items-center justify-between gap-2">

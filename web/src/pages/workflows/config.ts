@@ -1,7 +1,10 @@
+import { type ApiFilter, type ApiTree, type Card, cardToTree, type DataTypes, emptyCard, type PathIndex, placeApiErrors, type Problem, treeToCard, validateCard } from '../segments/conditions.js';
 
 /**
  * A step's config as the side panel's form holds it (strings, as typed) and back, with the checks
  * the form can make before the API's own (which answers 422 with `config.<key>` fields).
+ * CONDITION steps are edited with the segment builder (web/src/pages/segments/conditions.ts, in
+ * 'workflow' mode): the draft holds its card.
  */
 type StepType = 'TRIGGER' | 'SEND_EMAIL' | 'DELAY' | 'WAIT_FOR_EVENT' | 'CONDITION' | 'WEBHOOK' | 'UPDATE_CONTACT' | 'EXIT';
 
@@ -14,12 +17,8 @@ export interface ConfigDraft {
   eventName: string;
   timeoutAmount: string;
   timeoutUnit: 'minutes' | 'hours' | 'days';
-  conditionMode: 'filter' | 'tree';
-  field: string;
-  operator: string;
-  value: string;
-  valueUnit: '' | 'minutes' | 'hours' | 'days';
-  tree: string;
+  /** CONDITION: the builder's card (a single-filter config is a one-row card). */
+  condition: Card;
   url: string;
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   headers: string;
@@ -31,30 +30,6 @@ export interface ConfigDraft {
 
 export const UNIT_SECONDS = { minutes: 60, hours: 3600, days: 86_400 } as const;
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-/** Operators taking no value; those taking a number and a unit. */
-export const NO_VALUE_OPERATORS = new Set(['exists', 'notExists', 'triggered', 'notTriggered']);
-export const UNIT_OPERATORS = new Set(['within', 'olderThan', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin']);
-export const ALL_OPERATORS = [
-  'equals',
-  'notEquals',
-  'contains',
-  'notContains',
-  'greaterThan',
-  'lessThan',
-  'greaterThanOrEqual',
-  'lessThanOrEqual',
-  'exists',
-  'notExists',
-  'within',
-  'olderThan',
-  'triggered',
-  'notTriggered',
-  'triggeredWithin',
-  'triggeredOlderThan',
-  'notTriggeredWithin',
-  'memberOfSegment',
-  'notMemberOfSegment',
-];
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
 const isUnit = (v: unknown): v is 'minutes' | 'hours' | 'days' => v === 'minutes' || v === 'hours' || v === 'days';
@@ -76,6 +51,42 @@ export function parseLiteral(text: string): string | number | boolean | null {
   return text;
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isTree = (v: unknown): v is ApiTree => isRecord(v) && (v.logic === 'AND' || v.logic === 'OR') && Array.isArray(v.groups) && v.groups.every((g) => isRecord(g) && Array.isArray(g.filters));
+
+/**
+ * A CONDITION config as the builder's card: `{condition: tree}` as it is, a single filter as a
+ * one-row card, anything else (a new step) as one empty row.
+ */
+export function conditionCard(config: Record<string, unknown>): Card {
+  if ('condition' in config) return isTree(config.condition) ? treeToCard(config.condition) : emptyCard();
+  if (typeof config.field === 'string' && config.field !== '' && typeof config.operator === 'string') {
+    return treeToCard({ logic: 'AND', groups: [{ filters: [config as unknown as ApiFilter] }] });
+  }
+  return emptyCard();
+}
+
+/** Where the condition of the last submit went: to place the API's 422 on the builder's rows. */
+export interface SentCondition {
+  /** Sent as one filter (`config.field|operator|value|unit`) rather than `{condition}`. */
+  single: boolean;
+  paths: PathIndex;
+  rootId: string;
+}
+
+/**
+ * The API's 422 errors on a CONDITION config as the builder's problems: `config.condition.<path>`
+ * on the row sent there, a single filter's `config.field|operator|value|unit` on its one row,
+ * anything else about the condition on the whole card.
+ */
+export function conditionProblems(errors: readonly { field: string; message: string }[], sent: SentCondition): Problem[] {
+  const [onlyPath] = [...sent.paths.values()];
+  const named = sent.single
+    ? errors.map((e) => ({ ...e, field: e.field.replace(/^config(?=\.(field|operator|value|unit)$|$)/, onlyPath ? `config.condition.${onlyPath}` : 'config.condition') }))
+    : errors;
+  return placeApiErrors(named, 'config.condition', sent.paths, sent.rootId);
+}
+
 export function toDraft(config: Record<string, unknown>): ConfigDraft {
   const recipient = (config.recipient ?? {}) as { type?: string; customEmail?: string };
   const [timeoutAmount, timeoutUnit] = typeof config.timeout === 'number' ? splitSeconds(config.timeout) : ['', 'hours' as const];
@@ -90,12 +101,7 @@ export function toDraft(config: Record<string, unknown>): ConfigDraft {
     eventName: str(config.eventName),
     timeoutAmount,
     timeoutUnit,
-    conditionMode: 'condition' in config ? 'tree' : 'filter',
-    field: str(config.field),
-    operator: str(config.operator) || 'equals',
-    value: config.value === undefined ? '' : typeof config.value === 'object' ? JSON.stringify(config.value) : str(config.value),
-    valueUnit: isUnit(config.unit) ? config.unit : '',
-    tree: 'condition' in config ? JSON.stringify(config.condition, null, 2) : '',
+    condition: conditionCard(config),
     url: str(config.url),
     method: (WEBHOOK_METHODS as readonly string[]).includes(str(config.method)) ? (config.method as ConfigDraft['method']) : 'POST',
     headers: Object.entries(headers)
@@ -110,10 +116,22 @@ export function toDraft(config: Record<string, unknown>): ConfigDraft {
   };
 }
 
-/** The config to send, or the form's own errors by field (`config.<key>`). */
-export function fromDraft(type: StepType, d: ConfigDraft): { config: Record<string, unknown>; errors: Record<string, string> } {
+export interface FromDraft {
+  config: Record<string, unknown>;
+  /** The form's own errors by field (`config.<key>`); CONDITION: `config.condition` while `problems` is not empty. */
+  errors: Record<string, string>;
+  /** CONDITION: the builder's own problems, and where its rows went (for the API's 422). */
+  condition?: { problems: Problem[]; sent: SentCondition };
+}
+
+/**
+ * The config to send, or the form's own errors. `types`: the seen types of data and event keys
+ * (the builder's field options), which type a CONDITION's values.
+ */
+export function fromDraft(type: StepType, d: ConfigDraft, types: DataTypes = new Map()): FromDraft {
   const errors: Record<string, string> = {};
-  const config: Record<string, unknown> = {};
+  let config: Record<string, unknown> = {};
+  let condition: FromDraft['condition'];
   const positive = (text: string, field: string): number | undefined => {
     const n = Number(text);
     if (text.trim() === '' || !Number.isFinite(n) || n <= 0) {
@@ -145,25 +163,20 @@ export function fromDraft(type: StepType, d: ConfigDraft): { config: Record<stri
         if (n !== undefined) config.timeout = Math.round(n * UNIT_SECONDS[d.timeoutUnit]);
       }
       break;
-    case 'CONDITION':
-      if (d.conditionMode === 'tree') {
-        try {
-          config.condition = JSON.parse(d.tree) as unknown;
-        } catch {
-          errors['config.condition'] = 'Not valid JSON';
-        }
-        break;
-      }
-      if (!d.field.trim()) errors['config.field'] = 'Required';
-      config.field = d.field.trim();
-      config.operator = d.operator;
-      if (UNIT_OPERATORS.has(d.operator)) {
-        config.value = positive(d.value, 'config.value');
-        config.unit = d.valueUnit || 'days';
-      } else if (!NO_VALUE_OPERATORS.has(d.operator)) {
-        config.value = parseLiteral(d.value);
-      }
+    case 'CONDITION': {
+      const card = d.condition;
+      const { tree, paths } = cardToTree(card, types, 'workflow');
+      const problems = validateCard(card, types, 'workflow');
+      if (card.items.length === 0) problems.push({ id: card.id, part: 'card', message: 'Add a condition: the step chooses yes or no by it' });
+      if (problems.length > 0) errors['config.condition'] = 'Complete the condition';
+      // One filter is stored in the single-filter form (as steps always were); anything more as a tree.
+      const [only] = tree.groups;
+      const [filter] = only?.filters ?? [];
+      const single = tree.groups.length === 1 && only?.filters.length === 1 && !only.conditions && filter !== undefined;
+      config = single ? { ...filter } : { condition: tree };
+      condition = { problems, sent: { single, paths, rootId: card.id } };
       break;
+    }
     case 'WEBHOOK': {
       config.url = d.url.trim();
       if (!config.url) errors['config.url'] = 'Required';
@@ -208,7 +221,7 @@ export function fromDraft(type: StepType, d: ConfigDraft): { config: Record<stri
       if (d.reason.trim()) config.reason = d.reason.trim();
       break;
   }
-  return { config, errors };
+  return { config, errors, ...(condition && { condition }) };
 }
 
 /** A sensible starting config per type (the form opens on it). */
@@ -217,7 +230,7 @@ export function defaultConfig(type: StepType): Record<string, unknown> {
     case 'DELAY':
       return { amount: 1, unit: 'days' };
     case 'CONDITION':
-      return { field: '', operator: 'equals', value: '' };
+      return {};
     case 'WEBHOOK':
       return { url: '', method: 'POST' };
     default:

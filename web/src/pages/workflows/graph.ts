@@ -2,7 +2,7 @@ import { Graph, layout } from '@dagrejs/dagre';
 
 /**
  * The workflow canvas's logic, with no React and no DOM: steps + transitions → nodes + edges
- * (branch labels, "+" slots on open outputs), the insert plan of a new step, and the top-to-bottom
+ * (branch labels, "+" slots on open outputs), where a new step is linked, and the top-to-bottom
  * layout with dagre that keeps the positions the user dragged. Unit tests:
  * test/web/workflow-layout.test.ts.
  */
@@ -117,36 +117,23 @@ export function buildGraph<S extends StepLike>(steps: readonly S[], transitions:
 /** Where a new step goes: on an existing transition (between two steps) or on an open output. */
 export type InsertAt = { kind: 'edge'; transition: TransitionLike } | { kind: 'slot'; fromStepId: string; branch: Branch | null };
 
-/** The placeholder for the id of the step being inserted, in an InsertPlan's transitions. */
-export const NEW_STEP = 'new';
-
-export interface InsertPlan {
-  /** The transition to delete first (the edge the step goes on): one outgoing edge per (step, branch). */
-  remove: string | undefined;
-  add: { fromStepId: string; toStepId: string; branch: Branch | null }[];
-}
+/**
+ * How POST /workflows/:id/steps links the new step at a place, in the same request (the server
+ * does it in one transaction): on an edge A→B (branch b) `insert` makes A→new with b and new→B
+ * with the new step's first output; on a slot `after` links the open output to the new step.
+ */
+export type InsertTarget = { insert: { transitionId: string } } | { after: { stepId: string; branch: Branch | null } };
 
 /** Types that can go at a place: no EXIT in the middle of an edge (it has no output). */
 export function typesFor(at: InsertAt): Exclude<StepType, 'TRIGGER'>[] {
   return ADDABLE_TYPES.filter((t) => at.kind === 'slot' || t !== 'EXIT');
 }
 
-/**
- * The transition changes that insert a step of `type`: on an edge A→B (branch b), delete it, link
- * A→new with b and new→B with the new step's first output; on a slot, link from→new.
- */
-export function insertPlan(at: InsertAt, type: StepType, config: Record<string, unknown>): InsertPlan {
-  if (at.kind === 'slot') return { remove: undefined, add: [{ fromStepId: at.fromStepId, toStepId: NEW_STEP, branch: at.branch }] };
-  const out = outputsOf(type, config)[0];
-  if (out === undefined) throw new Error(`${type} has no output and cannot go between two steps`);
-  const t = at.transition;
-  return {
-    remove: t.id,
-    add: [
-      { fromStepId: t.fromStepId, toStepId: NEW_STEP, branch: t.branch },
-      { fromStepId: NEW_STEP, toStepId: t.toStepId, branch: out },
-    ],
-  };
+/** The `insert` / `after` part of the new step's request (a step without outputs cannot go on an edge). */
+export function insertTarget(at: InsertAt, type: StepType, config: Record<string, unknown>): InsertTarget {
+  if (at.kind === 'slot') return { after: { stepId: at.fromStepId, branch: at.branch } };
+  if (outputsOf(type, config).length === 0) throw new Error(`${type} has no output and cannot go between two steps`);
+  return { insert: { transitionId: at.transition.id } };
 }
 
 /** The server places steps created without a position at (0, 150·k); such positions are not the user's. */
