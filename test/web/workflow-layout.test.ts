@@ -115,6 +115,11 @@ describe('step summaries', () => {
     expect(describeStep('DELAY', { amount: 3, unit: 'days' })).toBe('Wait 3 days');
     expect(describeStep('WAIT_FOR_EVENT', { eventName: 'paid', timeout: 7200 })).toBe('Until “paid”, at most 2 hours');
     expect(describeStep('CONDITION', { field: 'data.plan', operator: 'equals', value: 'pro' })).toBe('If data.plan equals pro');
+    const two = { logic: 'AND', groups: [{ filters: [{ field: 'event.plan', operator: 'equals', value: 'pro' }, { field: 'email', operator: 'contains', value: '@' }] }] };
+    expect(describeStep('CONDITION', { condition: two })).toBe('If all of 2 conditions match');
+    const nested = { logic: 'OR', groups: [{ filters: [{ field: 'email', operator: 'contains', value: '@' }] }, { filters: [], conditions: two }] };
+    expect(describeStep('CONDITION', { condition: nested })).toBe('If the condition matches (3 conditions in groups)');
+    expect(describeStep('CONDITION', { condition: { ...nested, groups: nested.groups.slice(0, 1) } })).toBe('If email contains @');
     expect(describeStep('UPDATE_CONTACT', { updates: { tier: 'gold', old: null }, subscribed: false })).toBe('Set tier = gold, unset old; unsubscribe');
     expect(describeStep('SEND_EMAIL', {}, { templateName: 'Welcome' })).toBe('“Welcome”');
     expect(describeStep('WEBHOOK', { url: 'https://x.test/h', method: 'PUT' })).toBe('PUT https://x.test/h');

@@ -205,7 +205,14 @@ export function describeStep(type: StepType, config: Record<string, unknown>, ex
       return `Until “${str(config.eventName)}”${timeout ? `, at most ${formatSeconds(timeout)}` : ''}`;
     }
     case 'CONDITION': {
-      if ('condition' in config) return 'If the condition tree matches';
+      if ('condition' in config) {
+        const tree = config.condition as TreeLike;
+        const n = countFilters(tree);
+        const only = groupsOf(tree)[0]?.filters?.[0];
+        if (n === 1 && !hasNested(tree) && typeof only === 'object' && only !== null) return describeStep('CONDITION', only as Record<string, unknown>);
+        if (n === 0) return 'If the condition matches';
+        return hasNested(tree) ? `If the condition matches (${n} conditions in groups)` : `If ${tree?.logic === 'OR' ? 'any' : 'all'} of ${n} conditions match`;
+      }
       const value = config.value === undefined ? '' : ` ${str(config.value)}${config.unit ? ` ${str(config.unit)}` : ''}`;
       return `If ${str(config.field)} ${str(config.operator)}${value}`;
     }
@@ -223,6 +230,16 @@ export function describeStep(type: StepType, config: Record<string, unknown>, ex
       return typeof config.reason === 'string' && config.reason ? config.reason : 'End of the workflow';
   }
 }
+
+type TreeLike = { logic?: string; groups?: unknown[] } | undefined;
+type GroupLike = { filters?: unknown[]; conditions?: TreeLike };
+const groupsOf = (tree: TreeLike): GroupLike[] => (Array.isArray(tree?.groups) ? (tree.groups as GroupLike[]) : []);
+
+/** Filters of a condition tree, nested ones included. */
+function countFilters(tree: TreeLike): number {
+  return groupsOf(tree).reduce((n, g) => n + (Array.isArray(g.filters) ? g.filters.length : 0) + countFilters(g.conditions), 0);
+}
+const hasNested = (tree: TreeLike): boolean => groupsOf(tree).some((g) => g.conditions !== undefined);
 
 /** 90 → "1.5 minutes", 7200 → "2 hours", 172800 → "2 days". */
 export function formatSeconds(s: number): string {
