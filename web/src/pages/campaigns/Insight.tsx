@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { ChevronLeft, ChevronRight, ExternalLink } from 'lucide-react';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { api, unwrap } from '@/api/client';
 import { projectPath, useProject } from '@/app/project';
 import { EmptyState, ErrorState } from '@/components/page';
@@ -52,6 +52,19 @@ function OverTime({ c }: { c: Campaign }) {
           <EmptyState title="No deliveries, opens or clicks yet" description="They are charted here as the relay confirms deliveries and recipients open and click." />
         ) : (
           <figure aria-label={`Delivered, opened and clicked per ${interval}`} data-testid="campaign-chart">
+            <ul className="mb-3 flex flex-wrap gap-x-6 gap-y-1 text-sm" aria-label="Totals">
+              {LINES.map((l) => (
+                <li key={l.key} className="flex items-center gap-2">
+                  <svg width="16" height="4" aria-hidden className="shrink-0">
+                    <line x1="0" y1="2" x2="16" y2="2" stroke={l.stroke} strokeWidth="2" strokeDasharray={l.dash} />
+                  </svg>
+                  <span className="text-fg-muted">{l.label}</span>
+                  <strong className="tabular-nums" data-testid={`total-${l.key}`}>
+                    {formatNumber(totals[l.key])}
+                  </strong>
+                </li>
+              ))}
+            </ul>
             <div className="h-72">
               <ResponsiveContainer width="100%" height="100%">
                 <LineChart data={chart.rows} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
@@ -63,12 +76,19 @@ function OverTime({ c }: { c: Campaign }) {
                     labelStyle={{ color: 'var(--color-fg)' }}
                     formatter={(value, name) => [typeof value === 'number' ? formatNumber(value) : String(value), LINES.find((l) => l.key === name)?.label ?? String(name)]}
                   />
-                  <Legend formatter={(name: string) => {
-                    const line = LINES.find((l) => l.key === name);
-                    return line ? `${line.label} · ${formatNumber(totals[line.key])}` : name;
-                  }} wrapperStyle={{ fontSize: 12 }} />
                   {LINES.map((l) => (
-                    <Line key={l.key} type="monotone" dataKey={l.key} name={l.key} stroke={l.stroke} strokeWidth={l.key === 'delivered' ? 1.5 : 2} strokeDasharray={l.dash} dot={false} isAnimationActive={false} />
+                    <Line
+                      key={l.key}
+                      type="monotone"
+                      dataKey={l.key}
+                      name={l.key}
+                      stroke={l.stroke}
+                      strokeWidth={l.key === 'delivered' ? 1.5 : 2}
+                      strokeDasharray={l.dash}
+                      // A few points (a campaign's first hours) are drawn as dots too: one point makes no line.
+                      dot={chart.rows.length <= 48 ? { r: 3, fill: l.stroke } : false}
+                      isAnimationActive={false}
+                    />
                   ))}
                 </LineChart>
               </ResponsiveContainer>
@@ -193,7 +213,9 @@ function Bounces({ c }: { c: Campaign }) {
                         )}
                       </TD>
                       <TD>
-                        <Badge tone={b.status === 'COMPLAINED' ? 'warn' : 'bad'}>{bounceKind(b)}</Badge>
+                        <Badge tone={b.status === 'COMPLAINED' ? 'warn' : 'bad'} className="whitespace-nowrap">
+                          {bounceKind(b)}
+                        </Badge>
                       </TD>
                       <TD className="max-w-80 truncate text-fg-muted" title={b.reason ?? undefined}>
                         {b.status === 'BOUNCED' ? (b.reason ?? '—') : '—'}
@@ -230,10 +252,8 @@ export function CampaignInsight({ c }: { c: Campaign }) {
   return (
     <div className="mb-4 grid gap-4">
       <OverTime c={c} />
-      <div className="grid gap-4 lg:grid-cols-2">
-        <TopLinks c={c} />
-        <Bounces c={c} />
-      </div>
+      <TopLinks c={c} />
+      <Bounces c={c} />
     </div>
   );
 }
