@@ -372,6 +372,29 @@ describe('dashboard: workflows', () => {
       await add.waitFor({ state: 'detached' });
       await expect.poll(() => page.getByRole('group', { name: 'Send email step Send email' }).textContent(), POLL).toContain('“Welcome”');
 
+      // A condition on a segment deleted meanwhile: the API's 422 (config.field of the single-filter
+      // form) shows beside the row; nothing is added until the row is fixed.
+      const seg = await api<{ id: string }>(keys, '/segments', { method: 'POST', body: JSON.stringify({ name: 'Gone soon', condition: { logic: 'AND', groups: [] } }) });
+      await page.getByRole('button', { name: 'Add a step after Send email', exact: true }).click();
+      const cond = page.getByRole('dialog', { name: 'Add a step' });
+      await cond.getByText('Condition', { exact: true }).click();
+      await cond.getByLabel('Step name').fill('In segment?');
+      const segRow = cond.getByRole('group', { name: 'Condition 1' });
+      await expect.poll(() => segRow.getByLabel('Field').locator('option').allTextContents(), POLL).toContain('Gone soon');
+      await segRow.getByLabel('Field').selectOption({ label: 'Gone soon' });
+      await api(keys, `/segments/${seg.id}`, { method: 'DELETE' });
+      await cond.getByRole('button', { name: 'Add step' }).click();
+      await expect.poll(() => segRow.getByRole('alert').textContent(), POLL).toMatch(/not found/);
+      expect(await segRow.getByLabel('Field').getAttribute('aria-invalid')).toBe('true');
+      expect((await api<Detail>(keys, `/workflows/${wf.id}`)).steps.map((st) => st.type).sort()).toEqual(['SEND_EMAIL', 'TRIGGER']);
+      await segRow.getByLabel('Field').selectOption('subscribed');
+      await cond.getByRole('button', { name: 'Add step' }).click();
+      await cond.waitFor({ state: 'detached' });
+      const afterSend = await api<Detail>(keys, `/workflows/${wf.id}`);
+      const inSegment = afterSend.steps.find((st) => st.name === 'In segment?');
+      expect(inSegment?.config).toEqual({ field: 'subscribed', operator: 'equals', value: true });
+      expect(afterSend.transitions.find((tr) => tr.toStepId === inSegment?.id)?.fromStepId).toBe(afterSend.steps.find((st) => st.type === 'SEND_EMAIL')?.id);
+
       // Duplicate, then delete the copy after confirming.
       await page.goto(`/app/projects/${projectId}/workflows`);
       await page.getByRole('button', { name: 'Actions for Waiter' }).click();
@@ -381,7 +404,7 @@ describe('dashboard: workflows', () => {
       await copy.getByRole('button', { name: 'Actions for Waiter (Copy)' }).click();
       await page.getByRole('menuitem', { name: 'Delete' }).click();
       const confirmDelete = page.getByRole('dialog', { name: 'Delete Waiter (Copy)?' });
-      expect(await confirmDelete.textContent()).toContain('Its 2 steps and the history of its 0 executions are deleted');
+      expect(await confirmDelete.textContent()).toContain('Its 3 steps and the history of its 0 executions are deleted');
       await confirmDelete.getByRole('button', { name: 'Delete workflow' }).click();
       await confirmDelete.waitFor({ state: 'detached' });
       await expect.poll(() => copy.count(), POLL).toBe(0);
