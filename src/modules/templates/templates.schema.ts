@@ -168,6 +168,7 @@ export const TemplateTestAnswer = z.object({
   data: z.object({
     emailId: z.uuid().describe('The test email (GET /emails/:id): source TEST, with this template as its templateId'),
     email: z.string().describe('The address, in lower case'),
+    status: z.enum(['PENDING', 'CANCELLED']).describe('PENDING: queued for delivery; CANCELLED: the address is suppressed, nothing is sent (the message says why)'),
   }),
   message: z.string().describe('What happened: queued, or why the address gets nothing (suppressed)'),
 });

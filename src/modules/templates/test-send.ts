@@ -94,5 +94,5 @@ export async function testSendTemplate(
     return id;
   });
   const as = renderAs && renderAs.email !== to ? ` with the data of ${renderAs.email}` : '';
-  return { success: true, data: { emailId, email: to }, message: suppressed ?? `Test email queued for ${to}${as}` };
+  return { success: true, data: { emailId, email: to, status: suppressed === undefined ? 'PENDING' : 'CANCELLED' }, message: suppressed ?? `Test email queued for ${to}${as}` };
 }

@@ -73,7 +73,7 @@ describe('POST /templates/:id/test', () => {
     const answer = res.json<TemplateTestAnswer>();
     expect(answer).toEqual({
       success: true,
-      data: { emailId: expect.stringMatching(/^[0-9a-f-]{36}$/), email: tester.toLowerCase() },
+      data: { emailId: expect.stringMatching(/^[0-9a-f-]{36}$/), email: tester.toLowerCase(), status: 'PENDING' },
       message: `Test email queued for ${tester.toLowerCase()} with the data of ${ada.email}`,
     });
 
@@ -183,6 +183,7 @@ describe('POST /templates/:id/test', () => {
     expect(row).toMatchObject({ status: 'CANCELLED', source: 'TEST' });
     expect(row.error).toEqual(expect.stringMatching(/suppress/i));
     expect(answer.message).toBe(row.error);
+    expect(answer.data.status).toBe('CANCELLED');
     expect(await jobsOf(t.db, [answer.data.emailId])).toEqual([]);
   });
 

@@ -11744,6 +11744,11 @@ export interface operations {
                             emailId: string;
                             /** @description The address, in lower case */
                             email: string;
+                            /**
+                             * @description PENDING: queued for delivery; CANCELLED: the address is suppressed, nothing is sent (the message says why)
+                             * @enum {string}
+                             */
+                            status: "PENDING" | "CANCELLED";
                         };
                         /** @description What happened: queued, or why the address gets nothing (suppressed) */
                         message: string;

@@ -8,6 +8,7 @@ import type { components } from '@/api/schema';
 import { projectPath, useProject } from '@/app/project';
 import { EmptyState, ErrorState, PageHeader } from '@/components/page';
 import { useToast } from '@/components/toast';
+import { Badge } from '@/components/ui/badge';
 import { Button } from '@/components/ui/button';
 import { Card, CardBody, CardHeader, CardTitle } from '@/components/ui/card';
 import { ConfirmDialog, Dialog } from '@/components/ui/dialog';
@@ -15,10 +16,12 @@ import { Field } from '@/components/ui/field';
 import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { formatNumber } from '@/lib/format';
+import { emailStatusLabel, emailStatusTime, emailStatusTone } from './emails';
 import { dataPatch, type EditRow, typeOf, type ValueType, valueToText } from './logic';
 import { type Contact, When, Status } from './parts';
 
 type ActivityItem = components['schemas']['ActivityItem'];
+type ContactEmail = components['schemas']['ContactEmail'];
 
 const contactKey = (id: string) => ['contacts', 'one', id] as const;
 
@@ -141,7 +144,7 @@ function ContactView({ contact }: { contact: Contact }) {
       />
       <div className="grid gap-4 lg:grid-cols-2">
         <DataEditor key={JSON.stringify(contact.data)} contact={contact} />
-        <EmailActivity contact={contact} />
+        <EmailList contact={contact} />
         <EventsTimeline contact={contact} />
         <WorkflowActivity contact={contact} />
       </div>
@@ -396,7 +399,6 @@ function EventsTimeline({ contact }: { contact: Contact }) {
   );
 }
 
-const EMAIL_TYPES = 'email.sent,email.delivery,email.open,email.click,email.bounce,email.complaint';
 const WORKFLOW_TYPES = 'workflow.started,workflow.completed,workflow.failed';
 
 const named = (m: ActivityItem['metadata'], key: string): string | undefined => {
@@ -415,24 +417,43 @@ function useContactActivity(contact: Contact, types: string) {
   });
 }
 
-const EMAIL_TONE: Record<string, 'ok' | 'warn' | 'bad' | 'neutral' | 'accent'> = {
-  'email.sent': 'neutral',
-  'email.delivery': 'ok',
-  'email.open': 'accent',
-  'email.click': 'accent',
-  'email.bounce': 'bad',
-  'email.complaint': 'bad',
-};
+const SOURCE_LABEL: Record<ContactEmail['source'], string> = { SEND: 'API', CAMPAIGN: 'Campaign', WORKFLOW: 'Workflow', TEST: 'Test' };
 
-/** The emails the contact received, as their lifecycle milestones (sent, delivered, opened, clicked, bounced, complained). */
-function EmailActivity({ contact }: { contact: Contact }) {
-  const q = useContactActivity(contact, EMAIL_TYPES);
+/** Where an email came from, linked: its campaign, workflow and template pages (a deleted one is only named by its source). */
+function EmailOrigin({ email }: { email: ContactEmail }) {
+  const project = useProject();
+  const links = [
+    email.campaign ? { to: `campaigns/${email.campaign.id}`, label: `Campaign “${email.campaign.name || 'Untitled'}”` } : undefined,
+    email.workflow ? { to: `workflows/${email.workflow.id}`, label: `Workflow “${email.workflow.name}”` } : undefined,
+    email.template ? { to: `templates/${email.template.id}`, label: `Template “${email.template.name || 'Untitled'}”` } : undefined,
+  ].filter((l) => l !== undefined);
+  return (
+    <span className="flex flex-wrap gap-x-2 text-xs text-fg-muted">
+      {email.source === 'TEST' || links.length === 0 ? <span>{SOURCE_LABEL[email.source]}</span> : null}
+      {links.map((l) => (
+        <Link key={l.to} to={projectPath(project, l.to)} className="text-accent hover:underline">
+          {l.label}
+        </Link>
+      ))}
+    </span>
+  );
+}
+
+/** The emails the contact was sent (GET /emails/contact/{id}), newest first with their status, paged by cursor. */
+function EmailList({ contact }: { contact: Contact }) {
+  const q = useInfiniteQuery({
+    queryKey: ['contacts', 'emails', contact.id],
+    queryFn: ({ pageParam }) =>
+      unwrap(api.GET('/emails/contact/{contactId}', { params: { path: { contactId: contact.id }, query: { limit: 20, ...(pageParam ? { cursor: pageParam } : {}) } } })),
+    initialPageParam: '',
+    getNextPageParam: (last) => (last.hasMore && last.cursor ? last.cursor : undefined),
+  });
   const items = q.data?.pages.flatMap((p) => p.data) ?? [];
   return (
     <Card>
       <CardHeader>
         <CardTitle>Emails</CardTitle>
-        <span className="text-xs text-fg-muted">Sent, delivered, opened, clicked, bounced</span>
+        {q.data ? <span className="text-xs text-fg-muted">{formatNumber(q.data.pages[0]?.total ?? 0)} in all</span> : null}
       </CardHeader>
       <CardBody>
         {q.isPending ? (
@@ -440,25 +461,24 @@ function EmailActivity({ contact }: { contact: Contact }) {
         ) : q.isError ? (
           <ErrorState error={q.error} onRetry={() => void q.refetch()} />
         ) : items.length === 0 ? (
-          <p className="text-sm text-fg-muted">No email sent to this contact yet.</p>
+          <p className="text-sm text-fg-muted">No email sent to this contact yet. Emails from the API, campaigns, workflows and test sends appear here with their status.</p>
         ) : (
-          <ul aria-label="Emails" className="grid gap-1">
-            {items.map((a) => {
-              const subject = typeof a.metadata.subject === 'string' ? a.metadata.subject : undefined;
-              const via = named(a.metadata, 'campaign') ?? named(a.metadata, 'workflow') ?? named(a.metadata, 'template');
-              return (
-                <li key={a.id} className="flex items-center gap-3 py-1 text-sm">
-                  <Status tone={EMAIL_TONE[a.type] ?? 'neutral'} className="w-20">
-                    {a.type.slice('email.'.length)}
-                  </Status>
-                  <span className="min-w-0 flex-1 truncate">
-                    {subject ?? <span className="text-fg-muted">(email deleted)</span>}
-                    {via ? <span className="text-fg-muted"> · {via}</span> : null}
-                  </span>
-                  <When iso={a.timestamp} className="text-xs text-fg-muted" />
-                </li>
-              );
-            })}
+          <ul aria-label="Emails" className="grid max-h-[32rem] gap-2 overflow-y-auto pr-1">
+            {items.map((e) => (
+              <li key={e.id} className="flex items-start gap-3 text-sm">
+                <Badge tone={emailStatusTone(e)} className="w-24 shrink-0 justify-center">
+                  {emailStatusLabel(e)}
+                </Badge>
+                <div className="min-w-0 flex-1">
+                  <p className="truncate" title={e.subject}>
+                    {e.subject || <span className="text-fg-muted">(no subject)</span>}
+                  </p>
+                  <EmailOrigin email={e} />
+                  {e.error && (e.status === 'FAILED' || e.status === 'CANCELLED' || e.unconfirmed) ? <p className="text-xs text-fg-muted">{e.error}</p> : null}
+                </div>
+                <When iso={emailStatusTime(e)} className="text-xs text-fg-muted" />
+              </li>
+            ))}
           </ul>
         )}
         <LoadMore query={q} />

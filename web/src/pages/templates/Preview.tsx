@@ -101,7 +101,7 @@ function ContactPicker({ contact, onPick }: { contact: Contact | undefined; onPi
  * The live preview of a subject and HTML body rendered as a chosen contact, client-side, in a
  * sandboxed iframe (sandbox="" : no scripts, no forms, no navigation of the dashboard).
  */
-export function EmailPreview({ subject, body }: { subject: string; body: string }) {
+export function EmailPreview({ subject, body, onContact }: { subject: string; body: string; onContact?: ((contact: Contact | undefined) => void) | undefined }) {
   const [width, setWidth] = useState<'desktop' | 'mobile'>('desktop');
   const [picked, setPicked] = useState<Contact | undefined | null>(null);
   // Until the user picks (or clears), the newest contact of the project: a preview with real data.
@@ -111,6 +111,8 @@ export function EmailPreview({ subject, body }: { subject: string; body: string 
     enabled: picked === null,
   });
   const contact = picked === null ? first.data?.data[0] : picked;
+  // The editor's test send offers to render as the same contact.
+  useEffect(() => onContact?.(contact), [contact, onContact]);
   const vars = useMemo(() => previewVariables(contact), [contact]);
   const html = useMemo(() => renderTemplate(body, vars, { escape: true }), [body, vars]);
   const renderedSubject = useMemo(() => renderTemplate(subject, vars, { escape: false }).replace(/[\r\n]+/g, ' '), [subject, vars]);

@@ -1,7 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '@/api/client';
+import { TriangleAlert } from 'lucide-react';
+import { useId, useState } from 'react';
+import { ApiError, api, unwrap } from '@/api/client';
 import type { components } from '@/api/schema';
-import { ConfirmDialog } from '@/components/ui/dialog';
+import { useMe } from '@/app/session';
+import { Button } from '@/components/ui/button';
+import { ConfirmDialog, Dialog } from '@/components/ui/dialog';
+import { Field } from '@/components/ui/field';
+import { Input } from '@/components/ui/input';
 import { useToast } from '@/components/toast';
 
 type Template = components['schemas']['Template'];
@@ -73,5 +79,132 @@ export function DeleteTemplateDialog({ template, open, onOpenChange, onDeleted }
         </div>
       ) : null}
     </ConfirmDialog>
+  );
+}
+
+/**
+ * "Send test": one email of the SAVED template (POST /templates/:id/test) to an address, the
+ * signed-in user's by default, optionally rendered with the data of the contact the preview
+ * shows. With unsaved changes the dialog says that the saved version goes out, and offers to
+ * save first (a template may be live in workflows, so saving is never implied).
+ */
+export function TemplateTestDialog({
+  template,
+  open,
+  onOpenChange,
+  dirty,
+  save,
+  previewContact,
+}: {
+  template: Pick<Template, 'id'>;
+  open: boolean;
+  onOpenChange: (o: boolean) => void;
+  /** The editor has changes not saved yet. */
+  dirty: boolean;
+  /** Saves the editor's changes (rejects with the save's error, which the editor shows beside its fields). */
+  save: () => Promise<unknown>;
+  /** The contact the preview is rendered as, if any. */
+  previewContact: { id: string; email: string } | undefined;
+}) {
+  const me = useMe();
+  const toast = useToast();
+  const renderId = useId();
+  const [email, setEmail] = useState<string>();
+  const [renderAs, setRenderAs] = useState(true);
+  const to = email ?? me.data?.email ?? '';
+  const contactId = renderAs && previewContact ? previewContact.id : undefined;
+  const test = useMutation({
+    mutationFn: async (saveFirst: boolean) => {
+      if (saveFirst) {
+        try {
+          await save();
+        } catch {
+          // Not saved: the editor shows why beside its fields, where the dialog would hide it.
+          onOpenChange(false);
+          return undefined;
+        }
+      }
+      return unwrap(api.POST('/templates/{id}/test', { params: { path: { id: template.id } }, body: { email: to.trim(), ...(contactId ? { contactId } : {}) } }));
+    },
+    onSuccess: (r) => {
+      if (!r) return;
+      if (r.data.status === 'PENDING') toast({ title: `Test email sent to ${r.data.email}`, description: r.message });
+      else toast({ title: 'Test email not sent', description: r.message, tone: 'bad' });
+      onOpenChange(false);
+    },
+  });
+  const err = test.error instanceof ApiError ? test.error : undefined;
+  const emailError = err?.fieldMessage('email');
+  const contactError = err?.fieldMessage('contactId') ?? (err?.status === 404 && /contact/i.test(err.message) ? err.message : undefined);
+  const otherError = test.error && !emailError && !contactError ? test.error : undefined;
+  const ready = to.trim() !== '' && !test.isPending;
+  return (
+    <Dialog
+      open={open}
+      onOpenChange={(o) => {
+        if (!o) test.reset();
+        onOpenChange(o);
+      }}
+      title="Send a test email"
+      description="One email of the saved template to this address, marked as a test: it counts in no campaign or workflow stats."
+      footer={
+        <>
+          <Button variant="secondary" onClick={() => onOpenChange(false)}>
+            Cancel
+          </Button>
+          {dirty ? (
+            <>
+              <Button variant="secondary" disabled={!ready} onClick={() => test.mutate(false)}>
+                Send saved version
+              </Button>
+              <Button disabled={!ready} onClick={() => test.mutate(true)}>
+                {test.isPending ? 'Sending…' : 'Save and send test'}
+              </Button>
+            </>
+          ) : (
+            <Button disabled={!ready} onClick={() => test.mutate(false)}>
+              {test.isPending ? 'Sending…' : 'Send test'}
+            </Button>
+          )}
+        </>
+      }
+    >
+      {dirty ? (
+        <div role="status" className="flex gap-2 rounded-md border border-warn/40 bg-warn/5 px-3 py-2 text-sm">
+          <TriangleAlert className="mt-0.5 size-4 shrink-0 text-warn" />
+          <p>
+            <span className="font-medium">You have unsaved changes.</span> The test is made from the saved version; “Save and send test” saves your changes first (workflows using
+            this template send the saved version too).
+          </p>
+        </div>
+      ) : null}
+      <Field label="Send to" error={emailError}>
+        <Input type="email" value={to} onChange={(e) => setEmail(e.target.value)} autoComplete="email" />
+      </Field>
+      <div className="grid gap-1">
+        {previewContact ? (
+          <label htmlFor={renderId} className="flex items-center gap-2 text-sm">
+            <input id={renderId} type="checkbox" checked={renderAs} onChange={(e) => setRenderAs(e.target.checked)} className="accent-accent" />
+            Fill variables with the data of {previewContact.email} (the preview&apos;s contact)
+          </label>
+        ) : null}
+        <p className="text-xs text-fg-muted">
+          {contactId
+            ? 'The email still goes to the address above only.'
+            : "Variables get the data of the contact with the address above, if there is one; otherwise their fallback or nothing."}
+        </p>
+        {contactError ? (
+          <p role="alert" className="text-xs text-bad">
+            {contactError}
+          </p>
+        ) : null}
+      </div>
+      {otherError ? (
+        <p role="alert" className="text-sm text-bad">
+          {otherError.message}
+          {otherError instanceof ApiError && otherError.suggestion ? ` ${otherError.suggestion}` : ''}
+        </p>
+      ) : null}
+    </Dialog>
   );
 }

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { ArrowLeft, Copy, ImagePlus, MoreHorizontal, Send, Trash2, TriangleAlert } from 'lucide-react';
+import { ArrowLeft, Copy, FlaskConical, ImagePlus, MoreHorizontal, Send, Trash2, TriangleAlert } from 'lucide-react';
 import { DropdownMenu as M } from 'radix-ui';
 import { type FormEvent, useMemo, useRef, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
@@ -16,11 +16,12 @@ import { Skeleton } from '@/components/ui/skeleton';
 import { HtmlEditor, type HtmlEditorHandle } from './HtmlEditor';
 import { SKIP_LEAVE_GUARD, useLeaveGuard } from './LeaveGuard';
 import { EmailPreview } from './Preview';
-import { DeleteTemplateDialog, useDuplicateTemplate } from './TemplateActions';
+import { DeleteTemplateDialog, TemplateTestDialog, useDuplicateTemplate } from './TemplateActions';
 import { unknownVariables } from './variables';
 
 type Template = components['schemas']['Template'];
 type TemplateType = Template['type'];
+type PreviewContact = components['schemas']['Contact'];
 
 export interface EmailForm {
   name: string;
@@ -74,7 +75,20 @@ export const imageTag = (img: { url: string; filename: string; width: number }):
  * The subject, HTML body (CodeMirror) and live preview shared by the template editor and the
  * campaign composer, with the image upload and the unknown-variable warnings.
  */
-export function ContentEditor({ subject, body, onBody, bodyError }: { subject: string; body: string; onBody: (v: string) => void; bodyError?: string | undefined }) {
+export function ContentEditor({
+  subject,
+  body,
+  onBody,
+  bodyError,
+  onPreviewContact,
+}: {
+  subject: string;
+  body: string;
+  onBody: (v: string) => void;
+  bodyError?: string | undefined;
+  /** Told the contact the preview is rendered as (undefined: none). */
+  onPreviewContact?: ((contact: PreviewContact | undefined) => void) | undefined;
+}) {
   const keys = useDataKeys();
   const editor = useRef<HtmlEditorHandle>(null);
   const file = useRef<HTMLInputElement>(null);
@@ -140,7 +154,7 @@ export function ContentEditor({ subject, body, onBody, bodyError }: { subject: s
         ) : null}
       </div>
       <div className="min-w-0">
-        <EmailPreview subject={subject} body={body} />
+        <EmailPreview subject={subject} body={body} onContact={onPreviewContact} />
       </div>
     </div>
   );
@@ -220,6 +234,8 @@ function Editor({ template }: { template: Template | undefined }) {
   const [form, setForm] = useState<EmailForm>(template ? toForm(template) : emptyForm);
   const [saved, setSaved] = useState<EmailForm>(form);
   const [deleting, setDeleting] = useState(false);
+  const [testing, setTesting] = useState(false);
+  const [previewContact, setPreviewContact] = useState<PreviewContact>();
   const [localError, setLocalError] = useState<string>();
   const set = (patch: Partial<EmailForm>) => setForm((f) => ({ ...f, ...patch }));
   const dirty = JSON.stringify(form) !== JSON.stringify(saved);
@@ -263,6 +279,11 @@ function Editor({ template }: { template: Template | undefined }) {
         actions={
           <>
             {dirty ? <span className="text-xs text-fg-muted">Unsaved changes</span> : null}
+            {template ? (
+              <Button variant="secondary" onClick={() => setTesting(true)}>
+                <FlaskConical /> Send test
+              </Button>
+            ) : null}
             {template ? (
               <Link to={`${projectPath(project, 'campaigns/new')}?templateId=${template.id}`} className={buttonVariants({ variant: 'secondary' })}>
                 <Send /> Use in campaign
@@ -309,7 +330,17 @@ function Editor({ template }: { template: Template | undefined }) {
           <EnvelopeFields form={form} set={set} error={save.error ?? (localError ? new ApiError(422, 'VALIDATION_ERROR', localError, undefined, [{ field: 'from', message: localError }]) : undefined)} />
         </CardBody>
       </Card>
-      <ContentEditor subject={form.subject} body={form.body} onBody={(body) => set({ body })} bodyError={err?.fieldMessage('body')} />
+      <ContentEditor subject={form.subject} body={form.body} onBody={(body) => set({ body })} bodyError={err?.fieldMessage('body')} onPreviewContact={setPreviewContact} />
+      {template ? (
+        <TemplateTestDialog
+          template={template}
+          open={testing}
+          onOpenChange={setTesting}
+          dirty={dirty}
+          save={() => save.mutateAsync(form)}
+          previewContact={previewContact}
+        />
+      ) : null}
       {template ? (
         <DeleteTemplateDialog
           template={template}
