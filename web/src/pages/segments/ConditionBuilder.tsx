@@ -106,7 +106,9 @@ function CardView({ card, path, root, onChange, fields, problems, disabled, onRe
           </Button>
         ) : null}
       </div>
-      {card.items.length === 0 && !nested ? <p className="text-sm text-fg-muted">No conditions: every contact of the project matches.</p> : null}
+      {card.items.length === 0 && !nested ? (
+        <p className="text-sm text-fg-muted">{fields.mode === 'workflow' ? 'No conditions yet: add one.' : 'No conditions: every contact of the project matches.'}</p>
+      ) : null}
       {card.items.map((item, i) => (
         <Fragment key={item.id}>
           {i > 0 ? (
