@@ -84,10 +84,11 @@ describe('dashboard: template test sends and a contact’s emails', () => {
       await dialog.getByLabel(/Fill variables with the data of/).uncheck();
       await dialog.getByRole('button', { name: 'Send test' }).click();
       await dialog.getByRole('alert').filter({ hasText: /email/i }).waitFor();
+      // Ann's relay stalls (the email stays SENDING) until released below, while her page is open.
+      e.sink.hold('ann@example.org', 'rcpt');
       await dialog.getByLabel('Send to').fill('ann@example.org');
       await dialog.getByRole('button', { name: 'Send test' }).click();
       await page.getByText('Test email sent to ann@example.org').first().waitFor();
-      expect((await mailTo('ann@example.org')).subject).toBe('Hi Ann, your Pro plan');
 
       // A campaign email and 21 more from the API: Ann's page lists them newest first, 20 at a time.
       const campaign = await call<{ data: { id: string } }>('POST', '/campaigns', { name: 'Spring sale', subject: 'Spring', body: '<p>x</p>', from: 'hello@tests.example' });
@@ -111,9 +112,14 @@ describe('dashboard: template test sends and a contact’s emails', () => {
       const rows = emails.getByRole('listitem');
       await expect.poll(() => rows.count()).toBe(20);
       await page.getByText('23 in all').waitFor();
-      // The newest: the test send to Ann, delivered by the worker (Sent), marked as a test, linked to its template.
+      // The newest: the test send to Ann, on its way, marked as a test, linked to its template; the
+      // list polls while it is, and shows it Sent once the relay takes it.
       const newest = rows.first();
+      await expect.poll(() => newest.textContent(), { timeout: 20_000 }).toContain('Sending');
+      await expect.poll(() => e.sink.held().rcpt.length, { timeout: 20_000 }).toBe(1);
+      e.sink.release();
       await expect.poll(() => newest.textContent(), { timeout: 20_000 }).toContain('Sent');
+      expect((await mailTo('ann@example.org')).subject).toBe('Hi Ann, your Pro plan');
       expect(await newest.textContent()).toContain('Hi Ann, your Pro plan');
       expect(await newest.textContent()).toContain('Test');
       await newest.getByRole('link', { name: 'Template “Welcome”' }).waitFor();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type EmailTimes, emailStatusLabel, emailStatusTime, emailStatusTone } from '../../web/src/pages/contacts/emails.js';
+import { type EmailTimes, emailStatusLabel, emailStatusTime, emailStatusTone, isOnItsWay } from '../../web/src/pages/contacts/emails.js';
 
 const base: EmailTimes = {
   status: 'PENDING',
@@ -47,5 +47,11 @@ describe("a contact's email rows", () => {
     // A milestone reached without its own time (a click without a recorded open) falls back to the send.
     expect(emailStatusTime({ ...sent, status: 'CLICKED' })).toBe(sent.sentAt);
     expect(emailStatusTime({ ...base, status: 'CANCELLED' })).toBe(base.createdAt);
+  });
+
+  it('polls only while an email is queued or sending', () => {
+    expect(isOnItsWay({ status: 'PENDING' })).toBe(true);
+    expect(isOnItsWay({ status: 'SENDING' })).toBe(true);
+    expect(['SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'CANCELLED'].map((status) => isOnItsWay({ status: status as EmailTimes['status'] }))).toEqual([false, false, false, false, false]);
   });
 });

@@ -16,7 +16,7 @@ import { Field } from '@/components/ui/field';
 import { Input, Select } from '@/components/ui/input';
 import { Skeleton } from '@/components/ui/skeleton';
 import { formatNumber } from '@/lib/format';
-import { emailStatusLabel, emailStatusTime, emailStatusTone } from './emails';
+import { emailStatusLabel, emailStatusTime, emailStatusTone, isOnItsWay } from './emails';
 import { dataPatch, type EditRow, typeOf, type ValueType, valueToText } from './logic';
 import { type Contact, When, Status } from './parts';
 
@@ -447,6 +447,8 @@ function EmailList({ contact }: { contact: Contact }) {
       unwrap(api.GET('/emails/contact/{contactId}', { params: { path: { contactId: contact.id }, query: { limit: 20, ...(pageParam ? { cursor: pageParam } : {}) } } })),
     initialPageParam: '',
     getNextPageParam: (last) => (last.hasMore && last.cursor ? last.cursor : undefined),
+    // While an email is still on its way, its status is polled (paused in a hidden tab).
+    refetchInterval: (query) => (query.state.data?.pages.some((p) => p.data.some(isOnItsWay)) ? 5000 : false),
   });
   const items = q.data?.pages.flatMap((p) => p.data) ?? [];
   return (

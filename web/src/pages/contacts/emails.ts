@@ -80,3 +80,6 @@ export function emailStatusTime(e: EmailTimes): string {
   };
   return at[e.status] ?? e.sentAt ?? e.createdAt;
 }
+
+/** Queued or being handed to the relay: its status will change soon (the list polls while one is). */
+export const isOnItsWay = (e: Pick<EmailTimes, 'status'>): boolean => e.status === 'PENDING' || e.status === 'SENDING';
