@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { applyFeedbackIn, type FeedbackEvent, type Logger, type Outcome } from './feedback.service.js';
 import { type InboundFeedbackRow, insertInboundFeedback, projectsOfEmails } from './inbound.repo.js';
-import { type Classification, classifyMessage } from './parse/classify.js';
+import { type Classification, classifyMessage, type ParsedMessage } from './parse/classify.js';
 
 /** A message the receiver accepted: its bytes, its envelope, and the emails its VERP recipients name. */
 export interface ReceivedMessage {
@@ -51,22 +51,33 @@ export function reportKeyOf(raw: Buffer, messageId: string | undefined): string 
   return messageId ? `msgid:${messageId}` : `sha256:${createHash('sha256').update(raw).digest('hex')}`;
 }
 
-/**
- * Classifies a received message and applies it to each email its recipients name through the
- * shared feedback path, storing it with the result, all in one transaction: a failure leaves
- * nothing behind (the receiver answers 451 and the sender retries), a replay changes nothing.
- */
-export async function processReceived(db: Kysely<Database>, msg: ReceivedMessage, log: Logger, opts: { autoDisable: boolean }): Promise<ProcessResult> {
+/** A received message with what it is, ready to apply (parsing happens outside any transaction). */
+export interface ClassifiedMessage extends ReceivedMessage {
+  parsed: ParsedMessage;
+  /** What the feedback path is told; undefined for auto-replies and other mail (stored, ignored). */
+  event: FeedbackEvent | undefined;
+}
+
+export async function classifyReceived(msg: ReceivedMessage): Promise<ClassifiedMessage> {
   const parsed = await classifyMessage(msg.raw);
-  const c = parsed.classification;
-  const event = feedbackEventOf(c, reportKeyOf(msg.raw, parsed.messageId));
-  const outcomes = await db.transaction().execute(async (trx) => {
-    const projects = await projectsOfEmails(trx, msg.recipients.map((r) => r.emailId));
-    const rows: InboundFeedbackRow[] = [];
+  return { ...msg, parsed, event: feedbackEventOf(parsed.classification, reportKeyOf(msg.raw, parsed.messageId)) };
+}
+
+/**
+ * Applies classified messages, in the caller's transaction: each to the emails its recipients
+ * name, through the shared feedback path, then stores every message with its result (one
+ * statement). Answers each message's outcomes (auto-replies and other mail: none).
+ */
+export async function applyReceivedIn(trx: Transaction<Database>, items: readonly ClassifiedMessage[], log: Logger, opts: { autoDisable: boolean }): Promise<Outcome[][]> {
+  const projects = await projectsOfEmails(trx, [...new Set(items.flatMap((m) => m.recipients.map((r) => r.emailId)))]);
+  const rows: InboundFeedbackRow[] = [];
+  const answers: Outcome[][] = [];
+  for (const msg of items) {
+    const c = msg.parsed.classification;
     const results: Outcome[] = [];
     for (const rcpt of msg.recipients) {
-      // At most a handful of recipients per message (the receiver caps them).
-      const outcome = event ? await applyFeedbackIn(trx, { emailId: rcpt.emailId }, event, log, opts) : undefined;
+      // One report applied at a time: each locks its email and may touch the project's counters.
+      const outcome = msg.event ? await applyFeedbackIn(trx, { emailId: rcpt.emailId }, msg.event, log, opts) : undefined;
       if (outcome) results.push(outcome);
       rows.push({
         projectId: projects.get(rcpt.emailId) ?? null,
@@ -75,15 +86,25 @@ export async function processReceived(db: Kysely<Database>, msg: ReceivedMessage
         helo: msg.helo,
         mailFrom: msg.mailFrom,
         rcptTo: rcpt.address,
-        messageId: parsed.messageId ?? null,
+        messageId: msg.parsed.messageId ?? null,
         raw: msg.raw,
         kind: c.kind,
-        result: { ...c, subject: parsed.subject, from: parsed.from },
+        result: { ...c, subject: msg.parsed.subject, from: msg.parsed.from },
         outcome: outcome ?? 'ignored',
       });
     }
-    await insertInboundFeedback(trx, rows);
-    return results;
-  });
-  return { classification: c, outcomes };
+    answers.push(results);
+  }
+  await insertInboundFeedback(trx, rows);
+  return answers;
+}
+
+/**
+ * Classifies one received message and applies it in a transaction of its own: a failure leaves
+ * nothing behind, a replay changes nothing (the receiver batches instead: receiver.ts).
+ */
+export async function processReceived(db: Kysely<Database>, msg: ReceivedMessage, log: Logger, opts: { autoDisable: boolean }): Promise<ProcessResult> {
+  const classified = await classifyReceived(msg);
+  const [outcomes = []] = await db.transaction().execute((trx) => applyReceivedIn(trx, [classified], log, opts));
+  return { classification: classified.parsed.classification, outcomes };
 }

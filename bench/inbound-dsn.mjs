@@ -1,0 +1,111 @@
+// Benchmark of the inbound SMTP receiver (issue 14), not a test: numbers depend on the machine.
+//
+//   node --import tsx bench/inbound-dsn.mjs                       # defaults below
+//   node --import tsx bench/inbound-dsn.mjs --emails 4000 --connections 10   # at most 10 at once per remote address (the receiver's limit)
+//
+// Starts an SMTP sink and the server as ROLE=api (withDeliveryBench), then a ROLE=worker process
+// with BOUNCE_DOMAIN and INBOUND_SMTP_PORT set: it delivers --emails emails (VERP return paths)
+// and runs the receiver. Once every email reached the sink, THIS process (a separate client)
+// sends one report per email to its VERP address over --connections pooled SMTP connections:
+// 60 % RFC 3464 hard bounces, 20 % Gmail-style prose hard bounces, 20 % Yahoo-style prose soft
+// bounces (test/fixtures/bounces). The rate is reports answered 250 per second of wall time; each
+// 250 comes after the report was applied and stored (one transaction). Then checks the database:
+// every report stored, every hard bounce BOUNCED and suppressed, every soft bounce counted.
+import console from 'node:console';
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import nodemailer from 'nodemailer';
+import { cpuSeconds, freePort, json, postgresCpu, spawnServer, withDeliveryBench } from './lib/harness.mjs';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
+};
+const opts = { emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')) };
+const fetch = globalThis.fetch;
+const BOUNCE_DOMAIN = 'bounces.bench.example';
+
+const fixture = (name) => readFileSync(new URL(`../test/fixtures/bounces/${name}`, import.meta.url), 'utf8');
+const FIXTURES = { hard: fixture('rfc3464.eml'), gmail: fixture('gmail.eml'), soft: fixture('yahoo-soft.eml') };
+const fill = (text, v) =>
+  Buffer.from(
+    text.replaceAll('{{VERP}}', v.verp).replaceAll('{{RECIPIENT}}', v.to).replaceAll('{{MESSAGE_ID}}', v.messageId).replaceAll('{{REPORT_ID}}', v.reportId).replace(/\r?\n/g, '\r\n'),
+  );
+
+await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
+  const inboundPort = await freePort();
+  const workerEnv = {
+    ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl, BOUNCE_DOMAIN, INBOUND_SMTP_PORT: String(inboundPort), INBOUND_SMTP_HOST: '127.0.0.1',
+    INBOUND_SMTP_MESSAGES_PER_MINUTE: '10000000', INBOUND_SMTP_CONNECTIONS_PER_MINUTE: '10000000',
+  };
+  const worker = await spawnServer(workerEnv, /ready: worker running/);
+  try {
+    const from = `orders@${ctx.domain}`;
+    console.log(`delivering ${opts.emails} emails with VERP return paths…`);
+    for (let first = 0; first < opts.emails; first += 50) {
+      const to = Array.from({ length: Math.min(50, opts.emails - first) }, (_, i) => `user${first + i}@recipient.example`);
+      const res = await fetch(`${ctx.base}/v1/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ctx.project.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ to, from, subject: 'Welcome', body: '<p>Hello</p>', subscribed: true }),
+      });
+      await json(res, 200);
+    }
+    const deadline = Date.now() + 600_000;
+    while (ctx.sink.messages.length < opts.emails) {
+      if (Date.now() > deadline) throw new Error(`only ${ctx.sink.messages.length} of ${opts.emails} emails delivered`);
+      await sleep(250);
+    }
+    const reports = ctx.sink.messages.map((m, i) => {
+      const kind = i % 5 === 3 ? 'gmail' : i % 5 === 4 ? 'soft' : 'hard';
+      const v = { verp: m.from, to: m.to[0], messageId: m.messageId, reportId: `bench-${i}` };
+      if (!m.from.endsWith(`@${BOUNCE_DOMAIN}`)) throw new Error(`envelope sender ${m.from} is not a VERP address`);
+      return { kind, to: m.from, raw: fill(FIXTURES[kind], v) };
+    });
+    console.log(`sending ${reports.length} reports to the receiver over ${opts.connections} connections (this process, a separate client)…`);
+
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: inboundPort, secure: false, ignoreTLS: true, pool: true, maxConnections: opts.connections, maxMessages: Infinity });
+    const cpu0 = { worker: cpuSeconds(worker.pid), pg: postgresCpu(ctx.api.pid) };
+    const started = performance.now();
+    const latencies = [];
+    let next = 0;
+    let refused = 0;
+    const lane = async () => {
+      while (next < reports.length) {
+        const r = reports[next++];
+        const t0 = performance.now();
+        try {
+          await transport.sendMail({ envelope: { from: '', to: [r.to] }, raw: r.raw });
+        } catch (err) {
+          refused++;
+          if (refused < 5) console.log(`  refused: ${err.message}`);
+        }
+        latencies.push(performance.now() - t0);
+      }
+    };
+    await Promise.all(Array.from({ length: opts.connections }, lane));
+    const seconds = (performance.now() - started) / 1000;
+    transport.close();
+    const cpu = { worker: cpuSeconds(worker.pid) - cpu0.worker, pg: postgresCpu(ctx.api.pid) - cpu0.pg };
+    latencies.sort((a, b) => a - b);
+    const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
+    const accepted = reports.length - refused;
+    console.log(`\n${accepted} reports accepted (250) in ${seconds.toFixed(2)} s: **${(accepted / seconds).toFixed(0)} DSNs/s**; latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; ${refused} refused`);
+    console.log(`CPU during the reports: worker+receiver ${cpu.worker.toFixed(1)} s, PostgreSQL ${cpu.pg.toFixed(1)} s`);
+
+    const q = async (text) => (await ctx.client.query(text, [ctx.project.id])).rows[0];
+    const stored = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE outcome = 'recorded')::int AS recorded, count(*) FILTER (WHERE outcome = 'soft-bounce')::int AS soft FROM inbound_feedback WHERE project_id = $1`);
+    const bounced = await q(`SELECT count(*)::int AS n FROM emails WHERE project_id = $1 AND status = 'BOUNCED'`);
+    const suppressed = await q(`SELECT count(*)::int AS n FROM suppressions WHERE project_id = $1`);
+    const soft = await q(`SELECT count(*)::int AS n FROM soft_bounces WHERE project_id = $1`);
+    const hard = reports.filter((r) => r.kind !== 'soft').length;
+    console.log(`stored ${stored.n} (recorded ${stored.recorded}, soft ${stored.soft}); BOUNCED ${bounced.n} of ${hard} hard; suppressed ${suppressed.n}; soft bounces counted ${soft.n} of ${reports.length - hard}`);
+    const ok = stored.n === accepted && bounced.n === hard && suppressed.n === hard && soft.n === reports.length - hard;
+    console.log(ok ? 'checks: ok' : 'checks: MISMATCH');
+    if (!ok) process.exitCode = 1;
+  } finally {
+    await worker.stop();
+  }
+});
