@@ -109,6 +109,18 @@ describe('POST /templates/:id/test', () => {
     expect(await t.db.db.selectFrom('contacts').select('id').where('project_id', '=', s.project.id).where('email', '=', stranger).executeTakeFirst()).toBeUndefined();
   });
 
+  it('reaches an unsubscribed contact with a MARKETING template (asked for by name, as campaign tests)', async () => {
+    const s = await newSender(t);
+    const template = await createTemplate(s, { type: 'MARKETING' });
+    const away = await contact(s.project.id, `away-${randomUUID().slice(0, 6)}@rcpt.example`, { firstName: 'Lou' });
+    await t.db.db.updateTable('contacts').set({ subscribed: false }).where('id', '=', away.id).execute();
+    const res = await testSend(s.project, template.id, { email: away.email });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await receivedBy(away.email)).subject).toBe('Hi Lou');
+    const [row] = await waitForStatus(t.db, [res.json<TemplateTestAnswer>().data.emailId], ['SENT']);
+    expect(row).toMatchObject({ type: 'MARKETING', contact_id: away.id });
+  });
+
   it('sends the saved version: an edit saved with PATCH is what the next test carries', async () => {
     const s = await newSender(t);
     const template = await createTemplate(s, { subject: 'Version one' });
