@@ -1,20 +1,24 @@
 // Benchmark of the inbound SMTP receiver (issue 14), not a test: numbers depend on the machine.
 //
 //   node --import tsx bench/inbound-dsn.mjs                       # defaults below
-//   node --import tsx bench/inbound-dsn.mjs --emails 4000 --connections 10   # at most 10 at once per remote address (the receiver's limit)
+//   node --import tsx bench/inbound-dsn.mjs --emails 4000 --connections 10 --sources 3
 //
 // Starts an SMTP sink and the server as ROLE=api (withDeliveryBench), then a ROLE=worker process
 // with BOUNCE_DOMAIN and INBOUND_SMTP_PORT set: it delivers --emails emails (VERP return paths)
 // and runs the receiver. Once every email reached the sink, THIS process (a separate client)
-// sends one report per email to its VERP address over --connections pooled SMTP connections:
+// sends one report per email to its VERP address from --sources loopback addresses (127.0.0.1,
+// 127.0.0.2, …: several remote MTAs, as bounces come from many), each over --connections pooled
+// SMTP connections (at most 10: the receiver's limit of connections at once per address):
 // 60 % RFC 3464 hard bounces, 20 % Gmail-style prose hard bounces, 20 % Yahoo-style prose soft
 // bounces (test/fixtures/bounces). The rate is reports answered 250 per second of wall time; each
 // 250 comes after the report was applied and stored (one transaction). Then checks the database:
 // every report stored, every hard bounce BOUNCED and suppressed, every soft bounce counted.
+import { Buffer } from 'node:buffer';
 import console from 'node:console';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
+import { URL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
 import { cpuSeconds, freePort, json, postgresCpu, spawnServer, withDeliveryBench } from './lib/harness.mjs';
@@ -23,7 +27,7 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
 };
-const opts = { emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')) };
+const opts = { emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')), sources: Number(arg('sources', '3')) };
 const fetch = globalThis.fetch;
 const BOUNCE_DOMAIN = 'bounces.bench.example';
 
@@ -64,15 +68,17 @@ await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
       if (!m.from.endsWith(`@${BOUNCE_DOMAIN}`)) throw new Error(`envelope sender ${m.from} is not a VERP address`);
       return { kind, to: m.from, raw: fill(FIXTURES[kind], v) };
     });
-    console.log(`sending ${reports.length} reports to the receiver over ${opts.connections} connections (this process, a separate client)…`);
+    console.log(`sending ${reports.length} reports to the receiver from ${opts.sources} addresses × ${opts.connections} connections (this process, a separate client)…`);
 
-    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: inboundPort, secure: false, ignoreTLS: true, pool: true, maxConnections: opts.connections, maxMessages: Infinity });
+    const transports = Array.from({ length: opts.sources }, (_, i) =>
+      nodemailer.createTransport({ host: '127.0.0.1', port: inboundPort, localAddress: `127.0.0.${i + 1}`, secure: false, ignoreTLS: true, pool: true, maxConnections: opts.connections, maxMessages: Infinity }),
+    );
     const cpu0 = { worker: cpuSeconds(worker.pid), pg: postgresCpu(ctx.api.pid) };
     const started = performance.now();
     const latencies = [];
     let next = 0;
     let refused = 0;
-    const lane = async () => {
+    const lane = async (transport) => {
       while (next < reports.length) {
         const r = reports[next++];
         const t0 = performance.now();
@@ -85,9 +91,9 @@ await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
         latencies.push(performance.now() - t0);
       }
     };
-    await Promise.all(Array.from({ length: opts.connections }, lane));
+    await Promise.all(transports.flatMap((transport) => Array.from({ length: opts.connections }, () => lane(transport))));
     const seconds = (performance.now() - started) / 1000;
-    transport.close();
+    for (const transport of transports) transport.close();
     const cpu = { worker: cpuSeconds(worker.pid) - cpu0.worker, pg: postgresCpu(ctx.api.pid) - cpu0.pg };
     latencies.sort((a, b) => a - b);
     const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { findEmailById, findEmailByMessageIds, noteSoftBounce, recordMilestone } from '../emails/index.js';
+import { type FeedbackEmail, findEmailByMessageIds, findEmailsByIds, noteSoftBounce, recordMilestone } from '../emails/index.js';
 import { checkProjectReputation } from '../security/index.js';
 import { addSuppressions } from '../suppressions/index.js';
 import { insertSoftBounce, softBounceStreak, unsubscribeContact } from './feedback.repo.js';
@@ -26,8 +26,20 @@ export type FeedbackEvent =
   | { kind: 'delay'; data: Record<string, unknown> }
   | { kind: 'complaint'; data: Record<string, unknown> };
 
-/** Which email the report is about: by the Message-IDs it quotes (SES), or by id (a verified VERP address). */
-export type EmailRef = { messageIds: readonly string[] } | { emailId: string };
+/**
+ * Which email the report is about: by the Message-IDs it quotes (SES), by id (a verified VERP
+ * address), or already loaded (a batch of the receiver: one query for all; undefined: not a project email).
+ */
+export type EmailRef = { messageIds: readonly string[] } | { emailId: string } | { email: FeedbackEmail | undefined };
+
+export interface FeedbackOptions {
+  autoDisable: boolean;
+  /**
+   * Collects the projects whose reputation must be checked instead of checking each at once: a
+   * batch checks each project once, after all its reports ({@link checkReputations}).
+   */
+  deferReputation?: Set<string>;
+}
 
 export type Outcome =
   | 'unknown-email'
@@ -53,8 +65,32 @@ function detailOf(data: Record<string, unknown>): string | null {
   return parts.length > 0 ? parts.join(': ').slice(0, 1000) : null;
 }
 
-const findEmail = (trx: Transaction<Database>, ref: EmailRef) =>
-  'emailId' in ref ? findEmailById(trx, ref.emailId) : findEmailByMessageIds(trx, ref.messageIds);
+async function findEmail(trx: Transaction<Database>, ref: EmailRef): Promise<FeedbackEmail | undefined> {
+  if ('email' in ref) return ref.email;
+  if ('emailId' in ref) return (await findEmailsByIds(trx, [ref.emailId])).get(ref.emailId);
+  return findEmailByMessageIds(trx, ref.messageIds);
+}
+
+/**
+ * The deliverability check after a hard bounce or complaint (docs/security.md): it may suspend
+ * the project, which is logged with how to lift it.
+ */
+async function checkReputation(trx: Transaction<Database>, projectId: string, log: Logger, opts: { autoDisable: boolean }): Promise<void> {
+  const check = await checkProjectReputation(trx, projectId, opts);
+  if (check?.disabledReason) {
+    log.warn(
+      { projectId, reason: check.disabledReason, critical: check.assessment.critical },
+      `project ${projectId} auto-disabled: ${check.disabledReason}; lift with: npm run admin -- enable-project --project ${projectId}`,
+    );
+  } else if (!opts.autoDisable && check?.assessment.level === 'critical') {
+    log.warn({ projectId, critical: check.assessment.critical }, `project ${projectId} is at a critical deliverability level (AUTO_DISABLE_PROJECTS=false)`);
+  }
+}
+
+/** The deferred checks of a batch ({@link FeedbackOptions.deferReputation}), each project once. */
+export async function checkReputations(trx: Transaction<Database>, projectIds: Iterable<string>, log: Logger, opts: { autoDisable: boolean }): Promise<void> {
+  for (const projectId of [...new Set(projectIds)].sort()) await checkReputation(trx, projectId, log, opts);
+}
 
 /**
  * Applies one report, in the caller's transaction:
@@ -73,7 +109,7 @@ export async function applyFeedbackIn(
   ref: EmailRef,
   event: FeedbackEvent,
   log: Logger,
-  opts: { autoDisable: boolean },
+  opts: FeedbackOptions,
 ): Promise<Outcome> {
   const email = await findEmail(trx, ref);
   if (!email) return 'unknown-email';
@@ -114,15 +150,8 @@ export async function applyFeedbackIn(
   await addSuppressions(trx, [
     { projectId: email.project_id, email: email.to_email, reason: status === 'BOUNCED' ? 'HARD_BOUNCE' : 'COMPLAINT', detail: detailOf(data), sourceEmailId: email.id },
   ]);
-  const check = await checkProjectReputation(trx, change.projectId, opts);
-  if (check?.disabledReason) {
-    log.warn(
-      { projectId: change.projectId, reason: check.disabledReason, critical: check.assessment.critical },
-      `project ${change.projectId} auto-disabled: ${check.disabledReason}; lift with: npm run admin -- enable-project --project ${change.projectId}`,
-    );
-  } else if (!opts.autoDisable && check?.assessment.level === 'critical') {
-    log.warn({ projectId: change.projectId, critical: check.assessment.critical }, `project ${change.projectId} is at a critical deliverability level (AUTO_DISABLE_PROJECTS=false)`);
-  }
+  if (opts.deferReputation) opts.deferReputation.add(change.projectId);
+  else await checkReputation(trx, change.projectId, log, opts);
   return outcome;
 }
 

@@ -30,9 +30,3 @@ export async function insertInboundFeedback(trx: Transaction<Database>, rows: re
     INSERT INTO inbound_feedback (project_id, email_id, remote_address, helo, mail_from, rcpt_to, message_id, raw, raw_size, raw_truncated, kind, result, outcome)
     VALUES ${sql.join(values)}`.execute(trx);
 }
-
-/** The project of each email (null for SYSTEM emails and emails gone since). */
-export async function projectsOfEmails(trx: Transaction<Database>, emailIds: readonly string[]): Promise<Map<string, string | null>> {
-  const rows = await trx.selectFrom('emails').select(['id', 'project_id']).where('id', 'in', emailIds).execute();
-  return new Map(rows.map((r) => [r.id, r.project_id]));
-}

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { applyFeedbackIn, type FeedbackEvent, type Logger, type Outcome } from './feedback.service.js';
-import { type InboundFeedbackRow, insertInboundFeedback, projectsOfEmails } from './inbound.repo.js';
+import { findEmailsByIds } from '../emails/index.js';
+import { applyFeedbackIn, checkReputations, type FeedbackEvent, type Logger, type Outcome } from './feedback.service.js';
+import { type InboundFeedbackRow, insertInboundFeedback } from './inbound.repo.js';
 import { type Classification, classifyMessage, type ParsedMessage } from './parse/classify.js';
 
 /** A message the receiver accepted: its bytes, its envelope, and the emails its VERP recipients name. */
@@ -69,7 +70,9 @@ export async function classifyReceived(msg: ReceivedMessage): Promise<Classified
  * statement). Answers each message's outcomes (auto-replies and other mail: none).
  */
 export async function applyReceivedIn(trx: Transaction<Database>, items: readonly ClassifiedMessage[], log: Logger, opts: { autoDisable: boolean }): Promise<Outcome[][]> {
-  const projects = await projectsOfEmails(trx, [...new Set(items.flatMap((m) => m.recipients.map((r) => r.emailId)))]);
+  // One query for every email of the batch, one reputation check per project after all its reports.
+  const emails = await findEmailsByIds(trx, [...new Set(items.flatMap((m) => m.recipients.map((r) => r.emailId)))]);
+  const deferReputation = new Set<string>();
   const rows: InboundFeedbackRow[] = [];
   const answers: Outcome[][] = [];
   for (const msg of items) {
@@ -77,10 +80,10 @@ export async function applyReceivedIn(trx: Transaction<Database>, items: readonl
     const results: Outcome[] = [];
     for (const rcpt of msg.recipients) {
       // One report applied at a time: each locks its email and may touch the project's counters.
-      const outcome = msg.event ? await applyFeedbackIn(trx, { emailId: rcpt.emailId }, msg.event, log, opts) : undefined;
+      const outcome = msg.event ? await applyFeedbackIn(trx, { email: emails.get(rcpt.emailId) }, msg.event, log, { ...opts, deferReputation }) : undefined;
       if (outcome) results.push(outcome);
       rows.push({
-        projectId: projects.get(rcpt.emailId) ?? null,
+        projectId: emails.get(rcpt.emailId)?.project_id ?? null,
         emailId: rcpt.emailId,
         remoteAddress: msg.remoteAddress,
         helo: msg.helo,
@@ -96,6 +99,7 @@ export async function applyReceivedIn(trx: Transaction<Database>, items: readonl
     answers.push(results);
   }
   await insertInboundFeedback(trx, rows);
+  await checkReputations(trx, deferReputation, log, opts);
   return answers;
 }
 

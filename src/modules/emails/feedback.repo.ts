@@ -31,15 +31,16 @@ export async function findEmailByMessageIds(trx: Transaction<Database>, messageI
   return row?.project_id ? { ...row, project_id: row.project_id } : undefined;
 }
 
-/** The project email with this id (a verified VERP return path names it); SYSTEM emails are not found, as above. */
-export async function findEmailById(trx: Transaction<Database>, emailId: string): Promise<FeedbackEmail | undefined> {
-  const row = await trx
+/** The project emails with these ids (verified VERP return paths name them), by id; SYSTEM emails are not found, as above. */
+export async function findEmailsByIds(trx: Transaction<Database>, emailIds: readonly string[]): Promise<Map<string, FeedbackEmail>> {
+  if (emailIds.length === 0) return new Map();
+  const rows = await trx
     .selectFrom('emails')
     .select(['id', 'project_id', 'contact_id', 'to_email'])
-    .where('id', '=', emailId)
+    .where('id', 'in', emailIds)
     .where('project_id', 'is not', null)
-    .executeTakeFirst();
-  return row?.project_id ? { ...row, project_id: row.project_id } : undefined;
+    .execute();
+  return new Map(rows.flatMap((r) => (r.project_id ? [[r.id, { ...r, project_id: r.project_id }] as const] : [])));
 }
 
 /** Keeps a soft bounce's reason on the email (its status is left alone: see docs/tracking.md). */
