@@ -13,6 +13,9 @@
 // bounces (test/fixtures/bounces). The rate is reports answered 250 per second of wall time; each
 // 250 comes after the report was applied and stored (one transaction). Then checks the database:
 // every report stored, every hard bounce BOUNCED and suppressed, every soft bounce counted.
+// /v1/send beside it: 4 clients POST /v1/send (one recipient each, a second project: the bounced
+// one is auto-disabled by its bounce rate) for --send-seconds alone, then during the reports; the
+// two acceptance rates are compared (--send-seconds 0 skips it).
 import { Buffer } from 'node:buffer';
 import console from 'node:console';
 import { readFileSync } from 'node:fs';
@@ -21,13 +24,13 @@ import process from 'node:process';
 import { URL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
-import { cpuSeconds, freePort, json, postgresCpu, spawnServer, withDeliveryBench } from './lib/harness.mjs';
+import { addVerifiedDomain, createProject, cpuSeconds, freePort, json, postgresCpu, spawnServer, withDeliveryBench } from './lib/harness.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
 };
-const opts = { emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')), sources: Number(arg('sources', '3')) };
+const opts = { emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')), sources: Number(arg('sources', '3')), sendSeconds: Number(arg('send-seconds', '8')) };
 const fetch = globalThis.fetch;
 const BOUNCE_DOMAIN = 'bounces.bench.example';
 
@@ -37,6 +40,36 @@ const fill = (text, v) =>
   Buffer.from(
     text.replaceAll('{{VERP}}', v.verp).replaceAll('{{RECIPIENT}}', v.to).replaceAll('{{MESSAGE_ID}}', v.messageId).replaceAll('{{REPORT_ID}}', v.reportId).replace(/\r?\n/g, '\r\n'),
   );
+
+/** POSTs /v1/send (one recipient each) from 4 clients until `stop()` resolves; answers the accepted count and seconds. */
+async function sendLoad(ctx, load, stop) {
+  let accepted = 0;
+  let n = 0;
+  let done = false;
+  void stop.then(() => (done = true));
+  const started = performance.now();
+  const lane = async () => {
+    while (!done) {
+      const res = await fetch(`${ctx.base}/v1/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${load.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ to: `load${n++}@load.example`, from: load.from, subject: 'Hello', body: '<p>Hello</p>' }),
+      });
+      await json(res, 200);
+      accepted++;
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, lane));
+  return { accepted, seconds: (performance.now() - started) / 1000 };
+}
+
+async function drained(ctx, expected) {
+  const deadline = Date.now() + 600_000;
+  while (ctx.sink.messages.length < expected) {
+    if (Date.now() > deadline) throw new Error(`only ${ctx.sink.messages.length} of ${expected} emails delivered`);
+    await sleep(250);
+  }
+}
 
 await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
   const inboundPort = await freePort();
@@ -57,18 +90,29 @@ await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
       });
       await json(res, 200);
     }
-    const deadline = Date.now() + 600_000;
-    while (ctx.sink.messages.length < opts.emails) {
-      if (Date.now() > deadline) throw new Error(`only ${ctx.sink.messages.length} of ${opts.emails} emails delivered`);
-      await sleep(250);
-    }
-    const reports = ctx.sink.messages.map((m, i) => {
+    await drained(ctx, opts.emails);
+    const reports = ctx.sink.messages.slice(0, opts.emails).map((m, i) => {
       const kind = i % 5 === 3 ? 'gmail' : i % 5 === 4 ? 'soft' : 'hard';
       const v = { verp: m.from, to: m.to[0], messageId: m.messageId, reportId: `bench-${i}` };
       if (!m.from.endsWith(`@${BOUNCE_DOMAIN}`)) throw new Error(`envelope sender ${m.from} is not a VERP address`);
       return { kind, to: m.from, raw: fill(FIXTURES[kind], v) };
     });
     console.log(`sending ${reports.length} reports to the receiver from ${opts.sources} addresses × ${opts.connections} connections (this process, a separate client)…`);
+
+    let alone;
+    let load;
+    if (opts.sendSeconds > 0) {
+      const project = await createProject(ctx.base);
+      // A second account: verified by hand, as a project sends only once an owner is (docs/accounts.md).
+      await ctx.client.query('UPDATE users SET email_verified_at = now() WHERE email_verified_at IS NULL');
+      await addVerifiedDomain(ctx.client, project.id, 'load-sender.example');
+      load = { secret: project.secret, from: 'hello@load-sender.example' };
+      alone = await sendLoad(ctx, load, sleep(opts.sendSeconds * 1000));
+      console.log(`/v1/send alone: ${alone.accepted} accepted in ${alone.seconds.toFixed(1)} s = ${(alone.accepted / alone.seconds).toFixed(0)}/s`);
+      await drained(ctx, opts.emails + alone.accepted);
+    }
+    let reportsDone;
+    const beside = load ? sendLoad(ctx, load, new Promise((resolve) => (reportsDone = resolve))) : undefined;
 
     const transports = Array.from({ length: opts.sources }, (_, i) =>
       nodemailer.createTransport({ host: '127.0.0.1', port: inboundPort, localAddress: `127.0.0.${i + 1}`, secure: false, ignoreTLS: true, pool: true, maxConnections: opts.connections, maxMessages: Infinity }),
@@ -94,12 +138,15 @@ await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
     await Promise.all(transports.flatMap((transport) => Array.from({ length: opts.connections }, () => lane(transport))));
     const seconds = (performance.now() - started) / 1000;
     for (const transport of transports) transport.close();
+    reportsDone?.();
+    const during = await beside;
     const cpu = { worker: cpuSeconds(worker.pid) - cpu0.worker, pg: postgresCpu(ctx.api.pid) - cpu0.pg };
     latencies.sort((a, b) => a - b);
     const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
     const accepted = reports.length - refused;
     console.log(`\n${accepted} reports accepted (250) in ${seconds.toFixed(2)} s: **${(accepted / seconds).toFixed(0)} DSNs/s**; latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; ${refused} refused`);
-    console.log(`CPU during the reports: worker+receiver ${cpu.worker.toFixed(1)} s, PostgreSQL ${cpu.pg.toFixed(1)} s`);
+    console.log(`CPU during the reports: worker+receiver ${cpu.worker.toFixed(1)} s, PostgreSQL ${cpu.pg.toFixed(1)} s (API process not counted)`);
+    if (during && alone) console.log(`/v1/send during the reports: ${during.accepted} accepted in ${during.seconds.toFixed(1)} s = ${(during.accepted / during.seconds).toFixed(0)}/s (alone: ${(alone.accepted / alone.seconds).toFixed(0)}/s)`);
 
     const q = async (text) => (await ctx.client.query(text, [ctx.project.id])).rows[0];
     const stored = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE outcome = 'recorded')::int AS recorded, count(*) FILTER (WHERE outcome = 'soft-bounce')::int AS soft FROM inbound_feedback WHERE project_id = $1`);
@@ -107,6 +154,7 @@ await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
     const suppressed = await q(`SELECT count(*)::int AS n FROM suppressions WHERE project_id = $1`);
     const soft = await q(`SELECT count(*)::int AS n FROM soft_bounces WHERE project_id = $1`);
     const hard = reports.filter((r) => r.kind !== 'soft').length;
+    // (the /v1/send load's emails are delivered, never bounced: they are not in these counts)
     console.log(`stored ${stored.n} (recorded ${stored.recorded}, soft ${stored.soft}); BOUNCED ${bounced.n} of ${hard} hard; suppressed ${suppressed.n}; soft bounces counted ${soft.n} of ${reports.length - hard}`);
     const ok = stored.n === accepted && bounced.n === hard && suppressed.n === hard && soft.n === reports.length - hard;
     console.log(ok ? 'checks: ok' : 'checks: MISMATCH');

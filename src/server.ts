@@ -6,7 +6,7 @@ import { buildApp, REDACT } from './app.js';
 import { type AppDeps, createAppDeps } from './app-deps.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
-import { connectForRequests, type RequestDb } from './db/connection.js';
+import { connect, connectForRequests, type Db, type RequestDb } from './db/connection.js';
 import { DatabaseStartError, openDatabase, type OpenDatabase } from './db/open.js';
 import { memoryStore, redisStore } from './http/rate-limit.js';
 import { type InboundReceiver, startConfiguredReceiver } from './modules/bounces/index.js';
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
   let app: FastifyInstance | undefined;
   let runner: Runner | undefined;
   let receiver: InboundReceiver | undefined;
+  let inboundDb: Db | undefined;
   let deps: AppDeps | undefined;
   let stopping = false;
 
@@ -90,10 +91,13 @@ async function main(): Promise<void> {
     // The inbound SMTP receiver runs in whichever process INBOUND_SMTP_PORT is set for, any role (docs/bounces.md).
     const inbound = config.inboundSmtp;
     if (inbound && !stopping) {
+      // A pool of its own (at most 4 batches at once): reports never wait behind delivery jobs' connections.
+      inboundDb = connect(db.url, { max: 4, applicationName: 'mailplatform-inbound' });
       try {
-        receiver = await startConfiguredReceiver(config, db.db, log.child({ component: 'inbound-smtp' }));
+        receiver = await startConfiguredReceiver(config, inboundDb.db, log.child({ component: 'inbound-smtp' }));
       } catch (err) {
         await app?.close();
+        await inboundDb.close();
         await requestDb?.close();
         await runner?.stop();
         await db.close();
@@ -119,7 +123,7 @@ async function main(): Promise<void> {
     const reapIdle = setInterval(() => app?.server.closeIdleConnections(), 100);
     await Promise.all([app?.close(), receiver?.close()]);
     clearInterval(reapIdle);
-    await requestDb?.close();
+    await Promise.all([requestDb?.close(), inboundDb?.close()]);
     await runner?.stop();
     await deps?.mail.close();
     await database?.close();

@@ -56,7 +56,8 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
       opts.db.transaction().execute(async (trx) => (await applyReceivedIn(trx, items, log, { autoDisable: opts.autoDisable })).map((value) => ({ ok: true as const, value }))),
     groupOf: () => 'inbound',
     maxBatchSize: 64,
-    maxInFlight: 1,
+    maxInFlight: 4,
+    maxInFlightPerGroup: 4,
     onBatchError: (err, info) => log.warn({ err, size: info.size }, 'inbound feedback batch failed; applying its reports one by one'),
   });
 
