@@ -3,6 +3,12 @@ import type { Database } from '../../db/schema.js';
 
 /** Bytes of a received message kept in inbound_feedback: the report comes before the returned message. */
 export const MAX_STORED_BYTES = 256 * 1024;
+/**
+ * Bytes of a message the receiver keeps in memory and reads (the rest is counted and dropped):
+ * reports and prose bounces state their verdict at the start; the returned original follows.
+ * Bounds memory to this per connection whatever the size limit.
+ */
+export const MAX_READ_BYTES = 1024 * 1024;
 
 export interface InboundFeedbackRow {
   projectId: string | null;
@@ -13,6 +19,8 @@ export interface InboundFeedbackRow {
   rcptTo: string;
   messageId: string | null;
   raw: Buffer;
+  /** The whole message's size (raw may be its start only). */
+  size: number;
   kind: string;
   result: Record<string, unknown>;
   outcome: string;
@@ -23,8 +31,8 @@ export async function insertInboundFeedback(trx: Transaction<Database>, rows: re
   if (rows.length === 0) return;
   const values = rows.map(
     (r) => sql`(${r.projectId}::uuid, ${r.emailId}::uuid, ${r.remoteAddress.slice(0, 100)}, ${r.helo?.slice(0, 255) ?? null}, ${r.mailFrom.slice(0, 320)},
-      ${r.rcptTo.slice(0, 320)}, ${r.messageId?.slice(0, 998) ?? null}, ${r.raw.subarray(0, MAX_STORED_BYTES)}, ${r.raw.length},
-      ${r.raw.length > MAX_STORED_BYTES}, ${r.kind}, ${JSON.stringify(r.result)}::jsonb, ${r.outcome})`,
+      ${r.rcptTo.slice(0, 320)}, ${r.messageId?.slice(0, 998) ?? null}, ${r.raw.subarray(0, MAX_STORED_BYTES)}, ${r.size},
+      ${r.size > MAX_STORED_BYTES}, ${r.kind}, ${JSON.stringify(r.result)}::jsonb, ${r.outcome})`,
   );
   await sql`
     INSERT INTO inbound_feedback (project_id, email_id, remote_address, helo, mail_from, rcpt_to, message_id, raw, raw_size, raw_truncated, kind, result, outcome)

@@ -8,7 +8,10 @@ import { type Classification, classifyMessage, type ParsedMessage } from './pars
 
 /** A message the receiver accepted: its bytes, its envelope, and the emails its VERP recipients name. */
 export interface ReceivedMessage {
+  /** The message, or its first {@link MAX_READ_BYTES} when larger. */
   raw: Buffer;
+  /** The whole message's size in bytes (default: raw's). */
+  size?: number;
   remoteAddress: string;
   helo: string | null;
   mailFrom: string;
@@ -91,6 +94,7 @@ export async function applyReceivedIn(trx: Transaction<Database>, items: readonl
         rcptTo: rcpt.address,
         messageId: msg.parsed.messageId ?? null,
         raw: msg.raw,
+        size: msg.size ?? msg.raw.length,
         kind: c.kind,
         result: { ...c, subject: msg.parsed.subject, from: msg.parsed.from },
         outcome: outcome ?? 'ignored',

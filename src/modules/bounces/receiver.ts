@@ -3,6 +3,7 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import type { Database } from '../../db/schema.js';
 import { GroupCommit } from '../../lib/group-commit.js';
 import type { Logger, Outcome } from './feedback.service.js';
+import { MAX_READ_BYTES } from './inbound.repo.js';
 import { applyReceivedIn, type ClassifiedMessage, classifyReceived } from './inbound.service.js';
 import { windowCounter } from './rate-limit.js';
 import type { Verp } from './verp.js';
@@ -101,9 +102,16 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
       callback();
     },
     onData(stream, session, callback) {
+      // Only the start is kept (MAX_READ_BYTES: memory per connection stays bounded); the rest is counted.
       const chunks: Buffer[] = [];
+      let kept = 0;
+      let size = 0;
       stream.on('data', (chunk: Buffer) => {
-        if (!stream.sizeExceeded) chunks.push(chunk);
+        size += chunk.length;
+        if (kept >= MAX_READ_BYTES) return;
+        const part = chunk.subarray(0, MAX_READ_BYTES - kept);
+        chunks.push(part);
+        kept += part.length;
       });
       stream.on('error', (err) => callback(err));
       stream.on('end', () => {
@@ -114,7 +122,7 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
           return emailId ? [{ address: r.address.toLowerCase(), emailId }] : [];
         });
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        classifyReceived({ raw, remoteAddress: session.remoteAddress, helo: session.hostNameAppearsAs || null, mailFrom, recipients })
+        classifyReceived({ raw, size, remoteAddress: session.remoteAddress, helo: session.hostNameAppearsAs || null, mailFrom, recipients })
           .then(async (classified) => ({ kind: classified.parsed.classification.kind, outcomes: await batcher.submit(classified) }))
           .then(
           (result) => {

@@ -258,6 +258,29 @@ describe('limits', () => {
     expect((await emailRow(d.emailId)).status).toBe('SENT');
   });
 
+  it('a large report (the original returned in full) is read from its start; its first 256 KB are stored, its size recorded', async () => {
+    const big = await startInboundReceiver({
+      db: t.db.db, verp, log: silent, port: 0, host: '127.0.0.1', maxSizeBytes: 4 * 1024 * 1024, messagesPerMinute: 100, connectionsPerMinute: 100, autoDisable: true,
+    });
+    try {
+      const d = await deliver(t, sink, sender, rcpt());
+      const report = fixture('rfc3464.eml', { verp: d.returnPath, recipient: d.to, messageId: d.messageId }).toString();
+      // The returned message, 1.5 MB of it, as a fourth part before the closing boundary.
+      const original = `--RFC3464-BOUNDARY\r\nContent-Type: message/rfc822\r\n\r\nSubject: Welcome\r\n\r\n${'A'.repeat(998)}\r\n`.padEnd(1_500_000, `${'B'.repeat(998)}\r\n`);
+      const raw = Buffer.from(report.replace('--RFC3464-BOUNDARY--', `${original}\r\n--RFC3464-BOUNDARY--`));
+      expect(raw.length).toBeGreaterThan(1_500_000);
+      const answer = await smtpSend(big.port, d.returnPath, raw);
+      expect(answer.ok, answer.response).toBe(true);
+      expect((await emailRow(d.emailId)).status).toBe('BOUNCED');
+      const [stored] = (await sql<{ raw: Buffer; raw_size: number; raw_truncated: boolean }>`
+        SELECT raw, raw_size, raw_truncated FROM inbound_feedback WHERE email_id = ${d.emailId}`.execute(t.db.db)).rows;
+      expect(stored).toMatchObject({ raw_size: raw.length, raw_truncated: true });
+      expect(Buffer.compare(stored?.raw ?? Buffer.alloc(0), raw.subarray(0, 256 * 1024))).toBe(0);
+    } finally {
+      await big.close();
+    }
+  });
+
   it('limits messages and connections per remote address per minute', async () => {
     const limited = await startInboundReceiver({
       db: t.db.db, verp, log: silent, port: 0, host: '127.0.0.1', maxSizeBytes: MAX_SIZE, messagesPerMinute: 2, connectionsPerMinute: 4, autoDisable: true,
