@@ -8,11 +8,11 @@
 // (inserted before the clock starts), then one autocommitted statement per email for each step,
 // as the routes write them: the delivery (delivered_at, status), the first open by a person
 // (opened_at, human_opened_at, open_count, status), and the click (a transaction: the row locked,
-// clicked_at, click_count, status, then — with 0031 — the click route's one statement into
-// email_link_clicks and campaign_link_counts, the same SQL as src/modules/tracking/tracking.repo.ts
-// insertLinkClick). Rounds alternate with 0031 on (A: its emails trigger enabled, the link
-// statement run) and off (B: `ALTER TABLE emails DISABLE TRIGGER campaign_emails_update`, no
-// link statement), A B B A …; the trigger is enabled again at the end. The email.* events each
+// clicked_at, click_count, status, then — with 0031 — the click route's call of
+// campaign_link_click, as src/modules/tracking/tracking.repo.ts insertLinkClick makes it).
+// Rounds alternate with 0031 on (A: its emails trigger enabled, the link function called) and
+// off (B: `ALTER TABLE emails DISABLE TRIGGER campaign_emails_update`, no link call), A B B A …;
+// the trigger is enabled again at the end. The email.* events each
 // step also inserts and the rest of recordMilestone's SQL are the same in both arms and left out,
 // so the percentages are of these statements alone (an upper bound of the share of a request).
 // Reports wall time, the CPU time of the PostgreSQL backend (/proc: run on the database's
@@ -58,21 +58,7 @@ function backendCpu() {
 const walLsn = async () => (await client.query('SELECT pg_current_wal_insert_lsn() AS lsn')).rows[0].lsn;
 const walBytes = async (from) => Number((await client.query('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1)::bigint AS n', [from])).rows[0].n);
 
-const LINK_CLICK = `
-  WITH e AS (
-    SELECT id, project_id, campaign_id FROM emails WHERE id = $1 AND project_id IS NOT NULL
-  ),
-  hit AS (
-    INSERT INTO email_link_clicks AS l (project_id, email_id, url_key, url, clicks, first_clicked_at, last_clicked_at)
-    SELECT project_id, id, md5($2::text)::uuid, $2::text, 1, now(), now() FROM e
-    ON CONFLICT (project_id, email_id, url_key) DO UPDATE SET clicks = l.clicks + 1, last_clicked_at = now()
-    RETURNING l.clicks = 1 AS first
-  )
-  INSERT INTO campaign_link_counts AS c (project_id, campaign_id, url_key, shard, url, clicks, unique_clicks)
-  SELECT e.project_id, e.campaign_id, md5($2::text)::uuid, pg_backend_pid() % 8, $2::text, 1, hit.first::int
-  FROM e CROSS JOIN hit
-  WHERE e.campaign_id IS NOT NULL
-  ON CONFLICT (campaign_id, url_key, shard) DO UPDATE SET clicks = c.clicks + 1, unique_clicks = c.unique_clicks + excluded.unique_clicks`;
+const LINK_CLICK = 'SELECT campaign_link_click($1::uuid, $2::text)';
 
 const STEPS = {
   delivery: async (id) => {

@@ -18,11 +18,12 @@ import { type Kysely, sql } from 'kysely';
  *   `pg_backend_pid() % 8`, as 0029's tables; the analytics compaction folds old buckets into
  *   shard 0. The campaign's row goes with the campaign (ON DELETE CASCADE).
  * - `email_link_clicks`: one row per (email, URL) clicked, with the number of clicks; written by
- *   the click route (src/modules/tracking) in the click's transaction, for every project email
+ *   the click route (src/modules/tracking, through `campaign_link_click`) in the click's
+ *   transaction, for every project email
  *   (campaign or not). `url_key` = md5(url)::uuid keeps the key short whatever the URL's length.
  * - `campaign_link_counts`: per campaign and URL (and writer shard), `clicks` (every click) and
  *   `unique_clicks` (emails that clicked it: +1 when the email's row above is created). Written
- *   in the same statement as `email_link_clicks`.
+ *   by the same function call as `email_link_clicks`.
  * - `emails_campaign_feedback_idx`: a campaign's bounced and complained emails newest first
  *   (partial: only those rows are in it, so delivery, opens and clicks never touch it).
  *
@@ -81,6 +82,31 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PRIMARY KEY (campaign_id, url_key, shard)
     )`.execute(db);
   await sql`CREATE INDEX campaign_link_counts_project_idx ON campaign_link_counts (project_id)`.execute(db);
+
+  // One click of a URL (the click route calls it in the click's transaction, tracking.repo.ts): the
+  // (email, URL) row counts every click; a campaign email's URL counter grows by one, its unique
+  // clicks by one on the email's first click of that URL. A function so that its statements' plans
+  // are cached per connection (planned each time as one SQL statement, the click cost ~0.2 ms more).
+  await sql`
+    CREATE FUNCTION campaign_link_click(p_email uuid, p_url text) RETURNS void LANGUAGE plpgsql AS $$
+    DECLARE
+      k uuid := md5(p_url)::uuid;
+      p uuid;
+      c uuid;
+      first boolean;
+    BEGIN
+      SELECT project_id, campaign_id INTO p, c FROM emails WHERE id = p_email AND project_id IS NOT NULL;
+      IF p IS NULL THEN RETURN; END IF;
+      INSERT INTO email_link_clicks AS l (project_id, email_id, url_key, url, clicks, first_clicked_at, last_clicked_at)
+      VALUES (p, p_email, k, p_url, 1, now(), now())
+      ON CONFLICT (project_id, email_id, url_key) DO UPDATE SET clicks = l.clicks + 1, last_clicked_at = now()
+      RETURNING l.clicks = 1 INTO first;
+      IF c IS NOT NULL THEN
+        INSERT INTO campaign_link_counts AS x (project_id, campaign_id, url_key, shard, url, clicks, unique_clicks)
+        VALUES (p, c, k, pg_backend_pid() % 8, p_url, 1, first::int)
+        ON CONFLICT (campaign_id, url_key, shard) DO UPDATE SET clicks = x.clicks + 1, unique_clicks = x.unique_clicks + excluded.unique_clicks;
+      END IF;
+    END $$`.execute(db);
 
   await sql`
     CREATE INDEX emails_campaign_feedback_idx ON emails (project_id, campaign_id, coalesce(complained_at, bounced_at) DESC, id DESC)
@@ -208,7 +234,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`DROP TRIGGER campaign_emails_update ON emails`.execute(db);
   await sql`DROP TRIGGER campaign_emails_insert ON emails`.execute(db);
-  await sql`DROP FUNCTION campaign_email_update(), campaign_email_insert()`.execute(db);
+  await sql`DROP FUNCTION campaign_email_update(), campaign_email_insert(), campaign_link_click(uuid, text)`.execute(db);
   await sql`DROP INDEX emails_campaign_feedback_idx`.execute(db);
   await sql`DROP TABLE campaign_link_counts, email_link_clicks, campaign_email_counts`.execute(db);
   await sql`ALTER TABLE campaigns DROP COLUMN started_at`.execute(db);

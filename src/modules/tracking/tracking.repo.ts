@@ -63,27 +63,13 @@ export async function updateSubscribed(
 }
 
 /**
- * One click of `url` in a project email (migration 0031), in the click's transaction: the
- * (email, URL) row counts every click; a campaign email's URL total grows by one, and its
- * unique clicks by one when this is the email's first click of that URL. One statement.
- * SYSTEM emails (no project) and unknown emails record nothing.
+ * One click of `url` in a project email (migration 0031's `campaign_link_click`), in the click's
+ * transaction: the (email, URL) row counts every click; a campaign email's URL total grows by
+ * one, and its unique clicks by one when this is the email's first click of that URL. SYSTEM
+ * emails (no project) and unknown emails record nothing.
  */
 export async function insertLinkClick(trx: Transaction<Database>, emailId: string, url: string): Promise<void> {
-  await sql`
-    WITH e AS (
-      SELECT id, project_id, campaign_id FROM emails WHERE id = ${emailId} AND project_id IS NOT NULL
-    ),
-    hit AS (
-      INSERT INTO email_link_clicks AS l (project_id, email_id, url_key, url, clicks, first_clicked_at, last_clicked_at)
-      SELECT project_id, id, md5(${url}::text)::uuid, ${url}::text, 1, now(), now() FROM e
-      ON CONFLICT (project_id, email_id, url_key) DO UPDATE SET clicks = l.clicks + 1, last_clicked_at = now()
-      RETURNING l.clicks = 1 AS first
-    )
-    INSERT INTO campaign_link_counts AS c (project_id, campaign_id, url_key, shard, url, clicks, unique_clicks)
-    SELECT e.project_id, e.campaign_id, md5(${url}::text)::uuid, pg_backend_pid() % 8, ${url}::text, 1, hit.first::int
-    FROM e CROSS JOIN hit
-    WHERE e.campaign_id IS NOT NULL
-    ON CONFLICT (campaign_id, url_key, shard) DO UPDATE SET clicks = c.clicks + 1, unique_clicks = c.unique_clicks + excluded.unique_clicks`.execute(trx);
+  await sql`SELECT campaign_link_click(${emailId}::uuid, ${url}::text)`.execute(trx);
 }
 
 /** A campaign's link: its URL, every click, the emails that clicked it. */
