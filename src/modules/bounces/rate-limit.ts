@@ -27,3 +27,18 @@ export function windowCounter(perMinute: number, now: () => number = Date.now): 
     },
   };
 }
+
+/**
+ * The key a remote address is limited under: an IPv4 address itself (IPv4-mapped IPv6 too), an
+ * IPv6 address by its /64 (one host usually holds a whole /64: per address it could rotate freely).
+ */
+export function clientKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1] ?? address;
+  if (!address.includes(':')) return address;
+  const [head = '', tail] = address.toLowerCase().split('%')[0]?.split('::') ?? [];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}

@@ -5,7 +5,7 @@ import { GroupCommit } from '../../lib/group-commit.js';
 import type { Logger, Outcome } from './feedback.service.js';
 import { MAX_READ_BYTES } from './inbound.repo.js';
 import { applyReceivedIn, type ClassifiedMessage, classifyReceived } from './inbound.service.js';
-import { windowCounter } from './rate-limit.js';
+import { clientKey, windowCounter } from './rate-limit.js';
 import type { Verp } from './verp.js';
 
 /**
@@ -75,7 +75,7 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
     socketTimeout: 60_000,
     closeTimeout: 5_000,
     onConnect(session, callback) {
-      const ip = session.remoteAddress;
+      const ip = clientKey(session.remoteAddress);
       if ((open.get(ip) ?? 0) >= maxOpen) return callback(smtpError(421, `4.7.0 Too many connections from ${ip}, try again later`));
       if (!connections.take(ip)) return callback(smtpError(421, `4.7.0 Too many connections from ${ip} this minute, try again later`));
       open.set(ip, (open.get(ip) ?? 0) + 1);
@@ -84,12 +84,13 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
     },
     onClose(session) {
       if (!sessions.delete(session.id)) return;
-      const n = (open.get(session.remoteAddress) ?? 1) - 1;
-      if (n <= 0) open.delete(session.remoteAddress);
-      else open.set(session.remoteAddress, n);
+      const ip = clientKey(session.remoteAddress);
+      const n = (open.get(ip) ?? 1) - 1;
+      if (n <= 0) open.delete(ip);
+      else open.set(ip, n);
     },
     onMailFrom(_address, session, callback) {
-      if (!messages.take(session.remoteAddress)) return callback(smtpError(450, '4.7.1 Too many messages from your address this minute, try again later'));
+      if (!messages.take(clientKey(session.remoteAddress))) return callback(smtpError(450, '4.7.1 Too many messages from your address this minute, try again later'));
       callback();
     },
     onRcptTo(address, session, callback) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyMessage } from '../../../src/modules/bounces/index.js';
+import { clientKey } from '../../../src/modules/bounces/rate-limit.js';
 import { fixture } from './helpers.js';
 
 const vars = { verp: 'b-x@bounces.test', recipient: 'bob@recipient.example', messageId: '<m1@sender.example>', reportId: 'r1' };
@@ -63,5 +64,16 @@ describe('reading reports', () => {
     expect(await classify('From: bob@recipient.example\nSubject: Re: Welcome\nX-Autorespond: yes\n\nI am away.\n')).toMatchObject({ kind: 'auto-reply' });
     expect(await classify('From: bob@recipient.example\nSubject: Out of Office: Welcome\n\nI am away.\n')).toMatchObject({ kind: 'auto-reply' });
     expect(await classify('From: postmaster@mx.example\nSubject: Delivery Status Notification (Delay)\n\nDelivery to bob has been delayed: 421 4.7.0 try again later\n')).toMatchObject({ kind: 'delayed' });
+  });
+});
+
+describe('rate-limit keys', () => {
+  it('an IPv4 address is its own key; IPv6 addresses share their /64', () => {
+    expect(clientKey('192.0.2.7')).toBe('192.0.2.7');
+    expect(clientKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(clientKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:0db8:0001:0002:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(clientKey('::1')).toBe('0:0:0:0::/64');
   });
 });
