@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppDeps } from '../../../src/app-deps.js';
 import { TokenPurpose } from '../../../src/mail/compliance.js';
 import { compactRollups } from '../../../src/modules/analytics/index.js';
+import { deleteProjectData } from '../../../src/modules/projects/lifecycle.repo.js';
 import type { CampaignBounceList, CampaignLinks, CampaignTimeseries } from '../../../src/modules/campaigns/campaigns.schema.js';
 import { webhooksRoutes } from '../../../src/modules/webhooks/webhooks.routes.js';
 import { newProject, type TestProject } from '../../helpers/accounts.js';
@@ -280,5 +281,28 @@ describe('scoping', () => {
         expectEnvelope(res, 404, 'NOT_FOUND');
       }
     }
+  });
+});
+
+describe('project reset', () => {
+  it("wipes the insight tables of the project (on the fast path) and nothing of another project's", async () => {
+    const { project: doomed } = await newProject(t.app);
+    const counts = async (projectId: string) => {
+      const { rows } = await sql<{ n: number }>`
+        SELECT (SELECT count(*) FROM campaign_email_counts WHERE project_id = ${projectId})
+             + (SELECT count(*) FROM campaign_link_counts WHERE project_id = ${projectId})
+             + (SELECT count(*) FROM email_link_clicks WHERE project_id = ${projectId}) AS n`.execute(t.db.db);
+      return Number(rows[0]?.n ?? 0);
+    };
+    for (const p of [doomed, other]) {
+      const campaignId = await seedCampaign(t.db, p.id, { name: 'Reset' });
+      const [email] = await campaignEmails(p, campaignId, 1);
+      await click(email?.id ?? '', 'https://reset.example/');
+      expect(await counts(p.id)).toBe(3);
+    }
+    const { skippedTriggers } = await t.db.db.transaction().execute((trx) => deleteProjectData(trx, doomed.id));
+    expect(skippedTriggers).toBe(true);
+    expect(await counts(doomed.id)).toBe(0);
+    expect(await counts(other.id)).toBe(3);
   });
 });
