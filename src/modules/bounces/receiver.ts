@@ -50,8 +50,8 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
   const maxOpen = opts.maxConnectionsPerAddress ?? 10;
   const { log, verp } = opts;
   // Reports arriving together share one transaction (group commit, src/lib/group-commit.ts): one
-  // commit, and one pass over the project's hot counter rows, per batch instead of per report.
-  // A batch that fails is split and its reports applied one by one; each SMTP answer waits for its commit.
+  // commit per batch, up to 4 batches at once. A batch that fails is split and its reports applied
+  // one by one; each SMTP answer waits for its report's commit.
   const batcher = new GroupCommit<ClassifiedMessage, Outcome[]>({
     run: (_group, items) =>
       opts.db.transaction().execute(async (trx) => (await applyReceivedIn(trx, items, log, { autoDisable: opts.autoDisable })).map((value) => ({ ok: true as const, value }))),
@@ -128,21 +128,22 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
         classifyReceived({ raw, size, remoteAddress: session.remoteAddress, helo: session.hostNameAppearsAs || null, mailFrom, recipients })
           .then(async (classified) => ({ kind: classified.parsed.classification.kind, outcomes: await batcher.submit(classified) }))
           .then(
-          (result) => {
-            // One line per report would dominate the log at volume: debug (the row in inbound_feedback is the record).
-            log.debug({ remoteAddress: session.remoteAddress, kind: result.kind, outcomes: result.outcomes, recipients: recipients.map((r) => r.emailId) }, 'inbound feedback received');
-            callback(null, `2.0.0 Accepted (${result.kind})`);
-          },
-          (err: unknown) => {
-            log.error({ err, remoteAddress: session.remoteAddress }, 'inbound feedback not processed; the sender will retry');
-            callback(smtpError(451, '4.3.0 Temporary failure processing the message, try again later'));
-          },
-        );
+            (result) => {
+              // One line per report would dominate the log at volume: debug (the row in inbound_feedback is the record).
+              log.debug({ remoteAddress: session.remoteAddress, kind: result.kind, outcomes: result.outcomes, recipients: recipients.map((r) => r.emailId) }, 'inbound feedback received');
+              callback(null, `2.0.0 Accepted (${result.kind})`);
+            },
+            (err: unknown) => {
+              log.error({ err, remoteAddress: session.remoteAddress }, 'inbound feedback not processed; the sender will retry');
+              callback(smtpError(451, '4.3.0 Temporary failure processing the message, try again later'));
+            },
+          );
       });
     },
   };
   const server = new SMTPServer(options);
-  server.on('error', (err) => log.warn({ err }, 'inbound SMTP connection error'));
+  // Clients that reset or misbehave are routine on a public port: debug only.
+  server.on('error', (err) => log.debug({ err }, 'inbound SMTP connection error'));
   const port = await new Promise<number>((resolve, reject) => {
     const onError = (err: Error) => reject(err);
     server.server.once('error', onError);
