@@ -58,7 +58,8 @@ describe('dashboard: a campaign\'s opens and clicks over time, top links and bou
       } finally {
         await db.close();
       }
-      const people = ['ann', 'bob', 'cat'].map((n) => `${n}-${randomUUID().slice(0, 8)}@example.org`);
+      // Ann, Bob, Cat, and 20 more whose addresses bounce too (21 bounces: two pages of the table).
+      const people = ['ann', 'bob', 'cat', ...Array.from({ length: 20 }, (_, i) => `gone${i}`)].map((n) => `${n}-${randomUUID().slice(0, 8)}@example.org`);
       const contactIds: string[] = [];
       for (const email of people) contactIds.push(((await call('POST', '/contacts', { email })) as { id: string }).id);
 
@@ -70,10 +71,10 @@ describe('dashboard: a campaign\'s opens and clicks over time, top links and bou
       })) as { data: { id: string } };
       const campaignId = created.data.id;
       await call('POST', `/campaigns/${campaignId}/send`, {});
-      await e.sink.waitForMessages(3, 30_000);
+      await e.sink.waitForMessages(people.length, 30_000);
       await expect.poll(async () => ((await call('GET', `/campaigns/${campaignId}`)) as { status: string }).status, { timeout: 30_000 }).toBe('SENT');
 
-      const [ann, bob, cat] = await Promise.all(people.map(async (p) => {
+      const [ann, bob, cat, ...gone] = await Promise.all(people.map(async (p) => {
         const m = e.sink.messagesTo(p)[0];
         if (!m) throw new Error(`no mail to ${p}`);
         return { ...(await trackedUrls(m.raw)), messageId: m.messageId ?? '' };
@@ -87,23 +88,28 @@ describe('dashboard: a campaign\'s opens and clicks over time, top links and bou
       await hit(ann.clicks[0] ?? '');
       await hit(ann.clicks[1] ?? '');
       await hit(bob.clicks[0] ?? '');
-      const now = new Date().toISOString();
-      const bounce = await fetch(`${e.base}/webhooks/notifications`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/plain; charset=UTF-8', 'x-amz-sns-message-type': 'Notification' },
-        body: JSON.stringify({
-          Type: 'Notification',
-          MessageId: randomUUID(),
-          TopicArn: 'arn:aws:sns:us-east-1:123456789012:ses-notifications',
-          Timestamp: now,
-          Message: JSON.stringify({
-            notificationType: 'Bounce',
-            mail: { timestamp: now, source: 'news@insight.example', messageId: cat.messageId, destination: [people[2]] },
-            bounce: { bounceType: 'Permanent', bounceSubType: 'General', timestamp: now, feedbackId: `fb-${randomUUID()}`, bouncedRecipients: [{ emailAddress: people[2], diagnosticCode: 'smtp; 550 5.1.1 user unknown' }] },
+      const bounce = async (to: string, messageId: string) => {
+        const now = new Date().toISOString();
+        const res = await fetch(`${e.base}/webhooks/notifications`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain; charset=UTF-8', 'x-amz-sns-message-type': 'Notification' },
+          body: JSON.stringify({
+            Type: 'Notification',
+            MessageId: randomUUID(),
+            TopicArn: 'arn:aws:sns:us-east-1:123456789012:ses-notifications',
+            Timestamp: now,
+            Message: JSON.stringify({
+              notificationType: 'Bounce',
+              mail: { timestamp: now, source: 'news@insight.example', messageId, destination: [to] },
+              bounce: { bounceType: 'Permanent', bounceSubType: 'General', timestamp: now, feedbackId: `fb-${randomUUID()}`, bouncedRecipients: [{ emailAddress: to, diagnosticCode: 'smtp; 550 5.1.1 user unknown' }] },
+            }),
           }),
-        }),
-      });
-      expect(bounce.status).toBe(200);
+        });
+        expect(res.status).toBe(200);
+      };
+      // Cat's first: the oldest bounce, on the second page (newest first).
+      await bounce(people[2] ?? '', cat.messageId);
+      for (const [i, g] of gone.entries()) await bounce(people[3 + i] ?? '', g.messageId);
 
       await page.goto(`/app/projects/${projectId}/campaigns/${campaignId}`);
       await page.getByRole('heading', { name: 'Opens and clicks over time' }).waitFor();
@@ -121,17 +127,27 @@ describe('dashboard: a campaign\'s opens and clicks over time, top links and bou
       await expect.poll(() => rows.count()).toBe(2);
       expect((await rows.nth(0).locator('td').allTextContents()).map((s) => s.trim())).toEqual(['https://shop.example/sale', '3', '2', '100.0 %']);
       expect((await rows.nth(1).locator('td').allTextContents()).map((s) => s.trim())).toEqual(['https://shop.example/help', '1', '1', '50.0 %']);
+      await page.getByText('2 recipients clicked').waitFor();
 
       const bounces = page.getByRole('table', { name: 'Bounces' });
       const row = bounces.getByTestId('bounce-row');
+      await expect.poll(() => row.count()).toBe(20);
+      await page.getByText('21 in all').waitFor();
+      await row.first().getByText('Hard bounce (General)').waitFor();
+      await page.getByRole('button', { name: 'Next' }).click();
       await expect.poll(() => row.count()).toBe(1);
-      await row.getByText('Hard bounce (General)').waitFor();
+      await page.getByText('21 in all').waitFor();
       await row.getByText('smtp; 550 5.1.1 user unknown').waitFor();
       const contactLink = row.getByRole('link', { name: people[2] });
       expect(await contactLink.getAttribute('href')).toBe(`/app/projects/${projectId}/contacts/${contactIds[2]}`);
+      expect(await page.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
       await e.screenshot(page, 'campaign-insight');
       await links.scrollIntoViewIfNeeded();
       await e.screenshot(page, 'campaign-insight-tables');
+      await page.getByRole('button', { name: 'Previous' }).click();
+      await expect.poll(() => row.count()).toBe(20);
+      await page.getByRole('button', { name: 'Next' }).click();
+      await expect.poll(() => row.count()).toBe(1);
       await contactLink.click();
       await page.waitForURL(new RegExp(`/contacts/${contactIds[2]}$`));
     } finally {

@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ChevronLeft, ChevronRight, ExternalLink } from 'lucide-react';
 import { useState } from 'react';
 import { Link } from 'react-router';
@@ -171,10 +171,10 @@ function Bounces({ c }: { c: Campaign }) {
     placeholderData: keepPreviousData,
     refetchInterval: pages.current === undefined ? insightPollInterval(c.status) : false,
   });
-  const [total, setTotal] = useState<number>();
   const d = bounces.data;
-  // The total comes with the first page only: keep it while paging.
-  if (d && pages.current === undefined && !bounces.isPlaceholderData && d.total !== total) setTotal(d.total);
+  // The total comes with the first page only: while paging, the first page's (still cached).
+  const first = useQueryClient().getQueryData<typeof d>(['campaigns', c.id, 'bounces', '']);
+  const total = pages.current === undefined && !bounces.isPlaceholderData ? d?.total : first?.total;
   return (
     <Card>
       <CardHeader>
