@@ -2,16 +2,11 @@ import { type Kysely, sql } from 'kysely';
 import type { BillingConfig } from '../../config.js';
 import type { Database, TrackingMode } from '../../db/schema.js';
 import { ApiError, ErrorCode, notFound, validationError } from '../../http/errors.js';
-import { JobPriority } from '../../jobs/queue.js';
 import { DATE_FORMS_HINT, parseDate } from '../../lib/dates.js';
-import type { Tokens } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
-import { messageIdFor } from '../../mail/address.js';
-import { renderForRecipient } from '../../mail/personalise.js';
 import { assertProjectCanSend } from '../accounts/index.js';
 import { enforceEmailCap } from '../billing/index.js';
-import { allocateEmailIds, cancelPendingCampaignEmails, enqueueEmails, insertEmails } from '../emails/index.js';
-import { isSuppressed } from '../suppressions/index.js';
+import { cancelPendingCampaignEmails, queueTestEmail, type TestEmailDeps } from '../emails/index.js';
 import { countCampaignRecipients } from './audience.js';
 import { findCampaignById, findContactByEmail } from './campaigns.repo.js';
 import type { Campaign, SendCampaignAnswer, TestSendAnswer } from './campaigns.schema.js';
@@ -101,13 +96,7 @@ export async function cancelCampaign(db: Db, projectId: string, id: string): Pro
   return campaign;
 }
 
-export interface TestSendDeps {
-  db: Db;
-  tokens: Tokens;
-  publicUrl: string;
-  /** Monthly caps (billing on): a test send counts as transactional. */
-  billing?: BillingConfig;
-}
+export type TestSendDeps = TestEmailDeps;
 
 /**
  * POST /campaigns/:id/test: one email to `to`, rendered now with the data of the project's
@@ -125,42 +114,20 @@ export async function testSendCampaign(
   await assertProjectCanSend(db, input.projectId);
   const to = input.to.toLowerCase();
   const contact = await findContactByEmail(db, input.projectId, to);
-  let suppressed: string | undefined;
-  const emailId = await db.transaction().execute(async (trx) => {
-    const [id = ''] = await allocateEmailIds(trx, 1);
-    // A suppressed address gets its email row CANCELLED with the reason, like every send path.
-    suppressed = await isSuppressed(trx, input.projectId, to);
-    const content = renderForRecipient(
-      { subject: campaign.subject, html: campaign.body },
-      { emailId: id, projectId: input.projectId, contactId: contact?.id ?? null, email: to, data: contact?.data },
-      deps,
-    );
-    await insertEmails(trx, [
-      {
-        id,
-        projectId: input.projectId,
-        contactId: contact?.id ?? null,
-        source: 'TEST',
-        type: campaign.type,
-        templateId: null,
-        toEmail: to,
-        toName: null,
-        fromEmail: campaign.from_email,
-        fromName: campaign.from_name,
-        replyTo: campaign.reply_to,
-        ...content,
-        headers: {},
-        attachmentSetId: null,
-        messageId: messageIdFor(id, campaign.from_email),
-        status: suppressed === undefined ? 'PENDING' : 'CANCELLED',
-        error: suppressed ?? null,
-      },
-    ]);
-    if (suppressed === undefined) {
-      await enforceEmailCap(trx, deps.billing, { projectId: input.projectId, category: 'transactional', count: 1 });
-      await enqueueEmails(trx, [id], { priority: JobPriority.transactional });
-    }
-    return id;
+  const { emailId, suppressed } = await queueTestEmail(deps, {
+    projectId: input.projectId,
+    to,
+    contactId: contact?.id ?? null,
+    data: contact?.data,
+    message: {
+      subject: campaign.subject,
+      html: campaign.body,
+      type: campaign.type,
+      templateId: null,
+      fromEmail: campaign.from_email,
+      fromName: campaign.from_name,
+      replyTo: campaign.reply_to,
+    },
   });
   return { success: true, data: { emailId, email: to }, message: suppressed ?? `Test email queued for ${to}` };
 }

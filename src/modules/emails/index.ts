@@ -10,6 +10,7 @@
 // Creating emails: ids chosen first (Message-IDs and links carry them), rows, then their jobs.
 export { allocateEmailIds, enqueueEmails, type EnqueueOptions, insertEmails, type NewEmail, SEND_MAX_ATTEMPTS } from './emails.repo.js';
 export { blockedReason, UNSUBSCRIBED_MARKETING } from './rules.js';
+export { queueTestEmail, type TestEmailDeps, type TestEmailInput } from './test-emails.js';
 
 // Campaigns: the rows of an audience, cancel, completion conditions, the net under lost jobs, stats.
 export {

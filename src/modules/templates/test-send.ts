@@ -1,29 +1,14 @@
-import type { Kysely } from 'kysely';
-import type { BillingConfig } from '../../config.js';
-import type { Database } from '../../db/schema.js';
 import { ErrorCode, notFound, validationError } from '../../http/errors.js';
-import { JobPriority } from '../../jobs/queue.js';
-import type { Tokens } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
-import { messageIdFor } from '../../mail/address.js';
-import { renderForRecipient } from '../../mail/personalise.js';
 import { assertProjectCanSend } from '../accounts/index.js';
-import { enforceEmailCap } from '../billing/index.js';
 import { normalizeEmail } from '../contacts/index.js';
 import { assertVerifiedSender } from '../domains/index.js';
-import { allocateEmailIds, enqueueEmails, insertEmails } from '../emails/index.js';
-import { isSuppressed } from '../suppressions/index.js';
+import { queueTestEmail, type TestEmailDeps } from '../emails/index.js';
 import { findTemplateById } from './templates.repo.js';
 import type { TemplateTestAnswer } from './templates.schema.js';
 import { findContactByEmailForTest, findContactByIdForTest } from './test-send.repo.js';
 
-export interface TemplateTestDeps {
-  db: Kysely<Database>;
-  tokens: Tokens;
-  publicUrl: string;
-  /** Monthly caps (billing on): a test send counts as transactional, like a campaign's. */
-  billing?: BillingConfig;
-}
+export type TemplateTestDeps = TestEmailDeps;
 
 /**
  * POST /templates/:id/test: one email of the saved template to `email`, queued at transactional
@@ -56,42 +41,20 @@ export async function testSendTemplate(
 
   const to = normalizeEmail(input.to);
   const recipient = await findContactByEmailForTest(db, projectId, to);
-  const data = (renderAs ?? recipient)?.data;
-  let suppressed: string | undefined;
-  const emailId = await db.transaction().execute(async (trx) => {
-    const [id = ''] = await allocateEmailIds(trx, 1);
-    suppressed = await isSuppressed(trx, projectId, to);
-    const content = renderForRecipient(
-      { subject: template.subject, html: template.body },
-      { emailId: id, projectId, contactId: recipient?.id ?? null, email: to, data },
-      deps,
-    );
-    await insertEmails(trx, [
-      {
-        id,
-        projectId,
-        contactId: recipient?.id ?? null,
-        source: 'TEST',
-        type: template.type,
-        templateId: template.id,
-        toEmail: to,
-        toName: null,
-        fromEmail: template.from_email,
-        fromName: template.from_name,
-        replyTo: template.reply_to,
-        ...content,
-        headers: {},
-        attachmentSetId: null,
-        messageId: messageIdFor(id, template.from_email),
-        status: suppressed === undefined ? 'PENDING' : 'CANCELLED',
-        error: suppressed ?? null,
-      },
-    ]);
-    if (suppressed === undefined) {
-      await enforceEmailCap(trx, deps.billing, { projectId, category: 'transactional', count: 1 });
-      await enqueueEmails(trx, [id], { priority: JobPriority.transactional });
-    }
-    return id;
+  const { emailId, suppressed } = await queueTestEmail(deps, {
+    projectId,
+    to,
+    contactId: recipient?.id ?? null,
+    data: (renderAs ?? recipient)?.data,
+    message: {
+      subject: template.subject,
+      html: template.body,
+      type: template.type,
+      templateId: template.id,
+      fromEmail: template.from_email,
+      fromName: template.from_name,
+      replyTo: template.reply_to,
+    },
   });
   const as = renderAs && renderAs.email !== to ? ` with the data of ${renderAs.email}` : '';
   return { success: true, data: { emailId, email: to, status: suppressed === undefined ? 'PENDING' : 'CANCELLED' }, message: suppressed ?? `Test email queued for ${to}${as}` };
