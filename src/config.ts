@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -142,6 +142,35 @@ const envSchema = z.object({
       }
       return arns;
     }),
+  POSTMARK_WEBHOOK_USER: z.string().optional(),
+  POSTMARK_WEBHOOK_PASSWORD: z.string().optional(),
+  MAILGUN_WEBHOOK_SIGNING_KEY: z.string().optional(),
+  SENDGRID_WEBHOOK_PUBLIC_KEY: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const key = v?.trim();
+      if (!key) return undefined;
+      try {
+        createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' });
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'SENDGRID_WEBHOOK_PUBLIC_KEY must be the verification key SendGrid shows (base64 DER public key)' });
+        return z.NEVER;
+      }
+      return key;
+    }),
+  RESEND_WEBHOOK_SECRET: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const secret = v?.trim();
+      if (!secret) return undefined;
+      if (!/^whsec_[A-Za-z0-9+/]+=*$/.test(secret)) {
+        ctx.addIssue({ code: 'custom', message: 'RESEND_WEBHOOK_SECRET must be the signing secret Resend shows (whsec_ followed by base64)' });
+        return z.NEVER;
+      }
+      return secret;
+    }),
   GITHUB_CLIENT_ID: z.string().optional(),
   GITHUB_CLIENT_SECRET: z.string().optional(),
   GOOGLE_CLIENT_ID: z.string().optional(),
@@ -223,6 +252,11 @@ export interface Config {
   readonly autoDisableProjects: boolean;
   /** Accept notifications only from these SNS topics; empty means any topic. */
   readonly snsTopicArns: readonly string[];
+  /**
+   * Secrets of the relay providers' webhooks on /webhooks/notifications (docs/bounces.md,
+   * Provider webhooks); a provider whose secret is unset is refused.
+   */
+  readonly providerWebhooks: ProviderWebhookSecrets;
   /** Let workflow WEBHOOK steps and webhook endpoints call private, loopback and link-local addresses. Default false. */
   readonly webhookAllowPrivate: boolean;
   /** Emails per second of a project without its own `sendingRate` (PROJECT_SENDING_RATE); undefined: unlimited. */
@@ -344,6 +378,38 @@ export interface BillingConfig {
 }
 
 /** STRIPE_SECRET_KEY turns billing on; it then needs the webhook secret and the price. */
+/** The relay providers' webhook secrets (docs/bounces.md, Provider webhooks). */
+export interface ProviderWebhookSecrets {
+  /** POSTMARK_WEBHOOK_USER / POSTMARK_WEBHOOK_PASSWORD: the HTTP Basic credentials of the webhook URL. */
+  readonly postmark?: { readonly user: string; readonly password: string };
+  /** MAILGUN_WEBHOOK_SIGNING_KEY: the HTTP webhook signing key. */
+  readonly mailgunSigningKey?: string;
+  /** SENDGRID_WEBHOOK_PUBLIC_KEY: the Signed Event Webhook's verification key (base64 DER). */
+  readonly sendgridPublicKey?: string;
+  /** RESEND_WEBHOOK_SECRET: the endpoint's signing secret (`whsec_…`). */
+  readonly resendSecret?: string;
+}
+
+function providerWebhooksOf(e: {
+  POSTMARK_WEBHOOK_USER?: string;
+  POSTMARK_WEBHOOK_PASSWORD?: string;
+  MAILGUN_WEBHOOK_SIGNING_KEY?: string;
+  SENDGRID_WEBHOOK_PUBLIC_KEY?: string;
+  RESEND_WEBHOOK_SECRET?: string;
+}): ProviderWebhookSecrets {
+  const user = e.POSTMARK_WEBHOOK_USER ?? '';
+  const password = e.POSTMARK_WEBHOOK_PASSWORD ?? '';
+  if (user && !password) throw new ConfigError('POSTMARK_WEBHOOK_PASSWORD must be set with POSTMARK_WEBHOOK_USER (Postmark webhooks authenticate with both)');
+  if (password && !user) throw new ConfigError('POSTMARK_WEBHOOK_USER must be set with POSTMARK_WEBHOOK_PASSWORD (Postmark webhooks authenticate with both)');
+  if (user.includes(':')) throw new ConfigError('POSTMARK_WEBHOOK_USER must not contain ":" (HTTP Basic user names cannot)');
+  return Object.freeze({
+    postmark: user ? Object.freeze({ user, password }) : undefined,
+    mailgunSigningKey: e.MAILGUN_WEBHOOK_SIGNING_KEY?.trim() || undefined,
+    sendgridPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
+    resendSecret: e.RESEND_WEBHOOK_SECRET,
+  });
+}
+
 function billingConfig(e: {
   STRIPE_SECRET_KEY?: string;
   STRIPE_WEBHOOK_SECRET?: string;
@@ -511,6 +577,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     autoDisableProjects: e.AUTO_DISABLE_PROJECTS,
     snsTopicArns: Object.freeze(e.SNS_TOPIC_ARNS),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    providerWebhooks: providerWebhooksOf(e),
     projectSendingRate: e.PROJECT_SENDING_RATE,
     maxProjectSendingRate: e.MAX_PROJECT_SENDING_RATE,
     logLevel: e.LOG_LEVEL,

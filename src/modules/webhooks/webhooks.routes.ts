@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { applyFeedback } from '../bounces/index.js';
+import { createProviderHandler, detectProvider, jsonOf, type ProviderOptions } from './providers/index.js';
 import { parseSesEvent } from './ses.js';
 import {
   type CertificateFetcher,
@@ -51,19 +52,37 @@ function parseBody(body: unknown): SnsMessage {
  * notification is applied (or knowingly ignored), 403 to a bad signature, 503 when the
  * signing certificate cannot be fetched (SNS retries).
  */
-export async function webhooksRoutes(app: FastifyInstance, deps: AppDeps & { sns?: SnsOptions }): Promise<void> {
+export async function webhooksRoutes(app: FastifyInstance, deps: AppDeps & { sns?: SnsOptions; providers?: Partial<ProviderOptions> }): Promise<void> {
   const opts = deps.sns ?? {};
   const verify = opts.verify ?? deps.config.snsVerify;
   const topicArns = opts.topicArns ?? (deps.config.snsTopicArns.length > 0 ? deps.config.snsTopicArns : undefined);
   const verifier = opts.verifier ?? createSnsVerifier({ fetchCertificate: opts.fetchCertificate });
   const confirm = opts.confirmSubscription ?? confirmSubscription;
   if (!verify) app.log.warn('SNS signature verification is off: /webhooks/notifications trusts every caller');
+  const handleProvider = createProviderHandler(deps.db, {
+    secrets: deps.config.providerWebhooks,
+    autoDisable: deps.config.autoDisableProjects,
+    ...deps.providers,
+  });
+
+  // Signatures cover the exact bytes: this plugin's routes read their bodies raw (others keep Fastify's parsers).
+  const raw = (_req: unknown, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => done(null, body);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, raw);
+  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, raw);
 
   app.post('/webhooks/notifications', {
     config: { auth: 'none', rateLimit: false },
-    schema: { tags: ['Webhooks'], summary: 'Delivery notifications of the mail relay (Amazon SES through SNS)' },
+    schema: {
+      tags: ['Webhooks'],
+      summary: 'Delivery notifications of the mail relay: Amazon SES through SNS, Postmark, Mailgun, SendGrid, Resend (docs/bounces.md)',
+    },
     handler: async (request) => {
-      const msg = parseBody(request.body);
+      const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const text = bytes.toString('utf8');
+      const json = jsonOf(text);
+      const provider = detectProvider(request, json);
+      if (provider !== 'ses') return handleProvider(provider, request, bytes, json);
+      const msg = parseBody(text);
       const log = request.log.child({ snsMessageId: msg.MessageId, snsType: msg.Type, topicArn: msg.TopicArn });
       if (verify) {
         const verdict = await verifier(msg);
