@@ -1,11 +1,13 @@
 // Benchmark of the inbound SMTP receiver (issue 14), not a test: numbers depend on the machine.
 //
-//   node --import tsx bench/inbound-dsn.mjs                       # defaults below
+//   node --import tsx bench/inbound-dsn.mjs                       # both phases, defaults below
 //   node --import tsx bench/inbound-dsn.mjs --emails 4000 --connections 10 --sources 3
+//   node --import tsx bench/inbound-dsn.mjs --phases alone --cpu-prof /tmp/prof --pg-stats
 //
 // Starts an SMTP sink and the server as ROLE=api (withDeliveryBench), then a ROLE=worker process
-// with BOUNCE_DOMAIN and INBOUND_SMTP_PORT set: it delivers --emails emails (VERP return paths)
-// and runs the receiver. Once every email reached the sink, THIS process (a separate client)
+// with BOUNCE_DOMAIN and INBOUND_SMTP_PORT set: it delivers --emails emails per phase (VERP return
+// paths) and runs the receiver. Two phases (--phases alone,send): the reports alone, then the
+// reports with /v1/send beside them. Once every email reached the sink, THIS process (a separate client)
 // sends one report per email to its VERP address from --sources loopback addresses (127.0.0.1,
 // 127.0.0.2, …: several remote MTAs, as bounces come from many), each over --connections pooled
 // SMTP connections (at most 10: the receiver's limit of connections at once per address):
@@ -13,9 +15,12 @@
 // bounces (test/fixtures/bounces). The rate is reports answered 250 per second of wall time; each
 // 250 comes after the report was applied and stored (one transaction). Then checks the database:
 // every report stored, every hard bounce BOUNCED and suppressed, every soft bounce counted.
-// /v1/send beside it: 4 clients POST /v1/send (one recipient each, a second project: the bounced
-// one is auto-disabled by its bounce rate) for --send-seconds alone, then during the reports; the
-// two acceptance rates are compared (--send-seconds 0 skips it).
+// /v1/send beside it (phase "send"): 4 clients POST /v1/send (one recipient each, a second
+// project: the bounced one is auto-disabled by its bounce rate) for --send-seconds alone, then
+// during the reports; the two acceptance rates are compared.
+// Profiling: --cpu-prof DIR writes a V8 CPU profile of the worker+receiver process when it exits;
+// --pg-stats turns on track_functions (ALTER SYSTEM, reloaded) and prints, per phase, the time
+// PostgreSQL spent in each trigger function and the rows written per table.
 import { Buffer } from 'node:buffer';
 import console from 'node:console';
 import { readFileSync } from 'node:fs';
@@ -30,7 +35,11 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
 };
-const opts = { emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')), sources: Number(arg('sources', '3')), sendSeconds: Number(arg('send-seconds', '8')) };
+const opts = {
+  emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')), sources: Number(arg('sources', '3')), sendSeconds: Number(arg('send-seconds', '8')),
+  phases: arg('phases', 'alone,send').split(','), cpuProf: arg('cpu-prof', undefined), pgStats: process.argv.includes('--pg-stats'),
+};
+if (opts.phases.some((p) => p !== 'alone' && p !== 'send')) throw new Error('--phases: alone, send or both (alone,send)');
 const fetch = globalThis.fetch;
 const BOUNCE_DOMAIN = 'bounces.bench.example';
 
@@ -77,12 +86,13 @@ await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
     ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl, BOUNCE_DOMAIN, INBOUND_SMTP_PORT: String(inboundPort), INBOUND_SMTP_HOST: '127.0.0.1',
     INBOUND_SMTP_MESSAGES_PER_MINUTE: '10000000', INBOUND_SMTP_CONNECTIONS_PER_MINUTE: '10000000',
   };
-  const worker = await spawnServer(workerEnv, /ready: worker running/);
+  const worker = await spawnServer(workerEnv, /ready: worker running/, opts.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProf] : []);
   try {
     const from = `orders@${ctx.domain}`;
-    console.log(`delivering ${opts.emails} emails with VERP return paths…`);
-    for (let first = 0; first < opts.emails; first += 50) {
-      const to = Array.from({ length: Math.min(50, opts.emails - first) }, (_, i) => `user${first + i}@recipient.example`);
+    const total = opts.emails * opts.phases.length;
+    console.log(`delivering ${total} emails with VERP return paths (${opts.emails} per phase)…`);
+    for (let first = 0; first < total; first += 50) {
+      const to = Array.from({ length: Math.min(50, total - first) }, (_, i) => `user${first + i}@recipient.example`);
       const res = await fetch(`${ctx.base}/v1/send`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ctx.project.secret}`, 'content-type': 'application/json' },
@@ -90,76 +100,118 @@ await withDeliveryBench({ name: 'inbound-dsn' }, async (ctx) => {
       });
       await json(res, 200);
     }
-    await drained(ctx, opts.emails);
-    const reports = ctx.sink.messages.slice(0, opts.emails).map((m, i) => {
+    await drained(ctx, total);
+    const reports = ctx.sink.messages.slice(0, total).map((m, i) => {
       const kind = i % 5 === 3 ? 'gmail' : i % 5 === 4 ? 'soft' : 'hard';
       const v = { verp: m.from, to: m.to[0], messageId: m.messageId, reportId: `bench-${i}` };
       if (!m.from.endsWith(`@${BOUNCE_DOMAIN}`)) throw new Error(`envelope sender ${m.from} is not a VERP address`);
       return { kind, to: m.from, raw: fill(FIXTURES[kind], v) };
     });
-    console.log(`sending ${reports.length} reports to the receiver from ${opts.sources} addresses × ${opts.connections} connections (this process, a separate client)…`);
-
-    let alone;
-    let load;
-    if (opts.sendSeconds > 0) {
-      const project = await createProject(ctx.base);
-      // A second account: verified by hand, as a project sends only once an owner is (docs/accounts.md).
-      await ctx.client.query('UPDATE users SET email_verified_at = now() WHERE email_verified_at IS NULL');
-      await addVerifiedDomain(ctx.client, project.id, 'load-sender.example');
-      load = { secret: project.secret, from: 'hello@load-sender.example' };
-      alone = await sendLoad(ctx, load, sleep(opts.sendSeconds * 1000));
-      console.log(`/v1/send alone: ${alone.accepted} accepted in ${alone.seconds.toFixed(1)} s = ${(alone.accepted / alone.seconds).toFixed(0)}/s`);
-      await drained(ctx, opts.emails + alone.accepted);
+    if (opts.pgStats) {
+      await ctx.client.query(`ALTER SYSTEM SET track_functions = 'pl'`);
+      await ctx.client.query('SELECT pg_reload_conf()');
     }
-    let reportsDone;
-    const beside = load ? sendLoad(ctx, load, new Promise((resolve) => (reportsDone = resolve))) : undefined;
 
-    const transports = Array.from({ length: opts.sources }, (_, i) =>
-      nodemailer.createTransport({ host: '127.0.0.1', port: inboundPort, localAddress: `127.0.0.${i + 1}`, secure: false, ignoreTLS: true, pool: true, maxConnections: opts.connections, maxMessages: Infinity }),
-    );
-    const cpu0 = { worker: cpuSeconds(worker.pid), pg: postgresCpu(ctx.api.pid) };
-    const started = performance.now();
-    const latencies = [];
-    let next = 0;
-    let refused = 0;
-    const lane = async (transport) => {
-      while (next < reports.length) {
-        const r = reports[next++];
-        const t0 = performance.now();
-        try {
-          await transport.sendMail({ envelope: { from: '', to: [r.to] }, raw: r.raw });
-        } catch (err) {
-          refused++;
-          if (refused < 5) console.log(`  refused: ${err.message}`);
+    let load;
+    let delivered = total;
+    let accepted = 0;
+    for (const [n, phase] of opts.phases.entries()) {
+      const batch = reports.slice(n * opts.emails, (n + 1) * opts.emails);
+      console.log(`\n## phase ${phase}: ${batch.length} reports to the receiver from ${opts.sources} addresses × ${opts.connections} connections (this process, a separate client)${phase === 'send' ? ', /v1/send beside them' : ''}; load average ${loadavg()}`);
+      let alone;
+      if (phase === 'send') {
+        if (!load) {
+          const project = await createProject(ctx.base);
+          // A second account: verified by hand, as a project sends only once an owner is (docs/accounts.md).
+          await ctx.client.query('UPDATE users SET email_verified_at = now() WHERE email_verified_at IS NULL');
+          await addVerifiedDomain(ctx.client, project.id, 'load-sender.example');
+          load = { secret: project.secret, from: 'hello@load-sender.example' };
         }
-        latencies.push(performance.now() - t0);
+        alone = await sendLoad(ctx, load, sleep(opts.sendSeconds * 1000));
+        console.log(`/v1/send alone: ${alone.accepted} accepted in ${alone.seconds.toFixed(1)} s = ${(alone.accepted / alone.seconds).toFixed(0)}/s`);
+        delivered += alone.accepted;
+        await drained(ctx, delivered);
       }
-    };
-    await Promise.all(transports.flatMap((transport) => Array.from({ length: opts.connections }, () => lane(transport))));
-    const seconds = (performance.now() - started) / 1000;
-    for (const transport of transports) transport.close();
-    reportsDone?.();
-    const during = await beside;
-    const cpu = { worker: cpuSeconds(worker.pid) - cpu0.worker, pg: postgresCpu(ctx.api.pid) - cpu0.pg };
-    latencies.sort((a, b) => a - b);
-    const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
-    const accepted = reports.length - refused;
-    console.log(`\n${accepted} reports accepted (250) in ${seconds.toFixed(2)} s: **${(accepted / seconds).toFixed(0)} DSNs/s**; latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; ${refused} refused`);
-    console.log(`CPU during the reports: worker+receiver ${cpu.worker.toFixed(1)} s, PostgreSQL ${cpu.pg.toFixed(1)} s (API process not counted)`);
-    if (during && alone) console.log(`/v1/send during the reports: ${during.accepted} accepted in ${during.seconds.toFixed(1)} s = ${(during.accepted / during.seconds).toFixed(0)}/s (alone: ${(alone.accepted / alone.seconds).toFixed(0)}/s)`);
+      const result = await runReports(ctx, worker, inboundPort, batch, phase === 'send' ? load : undefined);
+      accepted += result.accepted;
+      if (result.during) {
+        delivered += result.during.accepted;
+        console.log(`/v1/send during the reports: ${result.during.accepted} accepted in ${result.during.seconds.toFixed(1)} s = ${(result.during.accepted / result.during.seconds).toFixed(0)}/s (alone: ${(alone.accepted / alone.seconds).toFixed(0)}/s)`);
+        await drained(ctx, delivered);
+      }
+    }
 
     const q = async (text) => (await ctx.client.query(text, [ctx.project.id])).rows[0];
     const stored = await q(`SELECT count(*)::int AS n, count(*) FILTER (WHERE outcome = 'recorded')::int AS recorded, count(*) FILTER (WHERE outcome = 'soft-bounce')::int AS soft FROM inbound_feedback WHERE project_id = $1`);
     const bounced = await q(`SELECT count(*)::int AS n FROM emails WHERE project_id = $1 AND status = 'BOUNCED'`);
     const suppressed = await q(`SELECT count(*)::int AS n FROM suppressions WHERE project_id = $1`);
     const soft = await q(`SELECT count(*)::int AS n FROM soft_bounces WHERE project_id = $1`);
+    const events = await q(`SELECT count(*)::int AS n FROM events WHERE project_id = $1 AND name = 'email.bounce'`);
+    const unsubscribed = await q(`SELECT count(*)::int AS n FROM contacts WHERE project_id = $1 AND NOT subscribed`);
     const hard = reports.filter((r) => r.kind !== 'soft').length;
     // (the /v1/send load's emails are delivered, never bounced: they are not in these counts)
-    console.log(`stored ${stored.n} (recorded ${stored.recorded}, soft ${stored.soft}); BOUNCED ${bounced.n} of ${hard} hard; suppressed ${suppressed.n}; soft bounces counted ${soft.n} of ${reports.length - hard}`);
-    const ok = stored.n === accepted && bounced.n === hard && suppressed.n === hard && soft.n === reports.length - hard;
+    console.log(`\nstored ${stored.n} (recorded ${stored.recorded}, soft ${stored.soft}); BOUNCED ${bounced.n} of ${hard} hard; email.bounce events ${events.n}; unsubscribed ${unsubscribed.n}; suppressed ${suppressed.n}; soft bounces counted ${soft.n} of ${reports.length - hard}`);
+    const ok = stored.n === accepted && bounced.n === hard && events.n === hard && unsubscribed.n === hard && suppressed.n === hard && soft.n === reports.length - hard;
     console.log(ok ? 'checks: ok' : 'checks: MISMATCH');
     if (!ok) process.exitCode = 1;
   } finally {
+    if (opts.pgStats) await ctx.client.query('ALTER SYSTEM RESET track_functions').catch(() => undefined);
     await worker.stop();
   }
 });
+
+function loadavg() {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
+/** Sends the reports (and, with `load`, /v1/send beside them); prints the rate, latency and where the CPU went. */
+async function runReports(ctx, worker, inboundPort, reports, load) {
+  let reportsDone;
+  const beside = load ? sendLoad(ctx, load, new Promise((resolve) => (reportsDone = resolve))) : undefined;
+  const transports = Array.from({ length: opts.sources }, (_, i) =>
+    nodemailer.createTransport({ host: '127.0.0.1', port: inboundPort, localAddress: `127.0.0.${i + 1}`, secure: false, ignoreTLS: true, pool: true, maxConnections: opts.connections, maxMessages: Infinity }),
+  );
+  if (opts.pgStats) await ctx.client.query('SELECT pg_stat_reset()');
+  const cpu0 = { worker: cpuSeconds(worker.pid), api: cpuSeconds(ctx.api.pid), pg: postgresCpu(ctx.api.pid), client: process.cpuUsage() };
+  const started = performance.now();
+  const latencies = [];
+  let next = 0;
+  let refused = 0;
+  const lane = async (transport) => {
+    while (next < reports.length) {
+      const r = reports[next++];
+      const t0 = performance.now();
+      try {
+        await transport.sendMail({ envelope: { from: '', to: [r.to] }, raw: r.raw });
+      } catch (err) {
+        refused++;
+        if (refused < 5) console.log(`  refused: ${err.message}`);
+      }
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(transports.flatMap((transport) => Array.from({ length: opts.connections }, () => lane(transport))));
+  const seconds = (performance.now() - started) / 1000;
+  for (const transport of transports) transport.close();
+  reportsDone?.();
+  const during = await beside;
+  const clientCpu = process.cpuUsage(cpu0.client);
+  const cpu = {
+    worker: cpuSeconds(worker.pid) - cpu0.worker, api: cpuSeconds(ctx.api.pid) - cpu0.api, pg: postgresCpu(ctx.api.pid) - cpu0.pg,
+    client: (clientCpu.user + clientCpu.system) / 1e6,
+  };
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
+  const accepted = reports.length - refused;
+  console.log(`${accepted} reports accepted (250) in ${seconds.toFixed(2)} s: **${(accepted / seconds).toFixed(0)} DSNs/s**; latency p50 ${pct(50)} ms, p99 ${pct(99)} ms; ${refused} refused; load average after ${loadavg()}`);
+  console.log(`CPU during the reports (s): worker+receiver ${cpu.worker.toFixed(1)}, PostgreSQL ${cpu.pg.toFixed(1)}, API ${cpu.api.toFixed(1)}, this client (SMTP + /v1/send + sink) ${cpu.client.toFixed(1)}; wall ${seconds.toFixed(1)} × 2 cores = ${(seconds * 2).toFixed(1)}`);
+  if (opts.pgStats) {
+    const fns = await ctx.client.query(`SELECT funcname, calls, round(self_time)::int AS self_ms, round(total_time)::int AS total_ms FROM pg_stat_user_functions ORDER BY total_time DESC LIMIT 12`);
+    console.log('PostgreSQL trigger/functions (ms):', fns.rows.map((r) => `${r.funcname} ${r.calls}× self ${r.self_ms} total ${r.total_ms}`).join('; '));
+    const tables = await ctx.client.query(`SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd > 0 ORDER BY n_tup_ins + n_tup_upd DESC LIMIT 14`);
+    console.log('rows written:', tables.rows.map((r) => `${r.relname} +${r.ins}/~${r.upd} (hot ${r.hot})`).join('; '));
+    const db = await ctx.client.query(`SELECT xact_commit, xact_rollback, blks_hit, blks_read FROM pg_stat_database WHERE datname = current_database()`);
+    console.log('transactions:', JSON.stringify(db.rows[0]));
+  }
+  return { accepted, during };
+}

@@ -7,15 +7,24 @@ import type { Database } from '../../db/schema.js';
  * own tables are written with `sql` templates: their row types live here, not in db/schema.ts.
  */
 
-/** Unsubscribes a contact; the contacts trigger records contact.unsubscribed when it changes. */
-export async function unsubscribeContact(trx: Transaction<Database>, projectId: string, contactId: string): Promise<void> {
-  await trx
-    .updateTable('contacts')
-    .set({ subscribed: false, updated_at: sql`now()` })
-    .where('id', '=', contactId)
-    .where('project_id', '=', projectId)
-    .where('subscribed', '=', true)
-    .execute();
+/**
+ * Unsubscribes contacts, each scoped to its project, in one statement (rows locked in id order);
+ * the contacts trigger records contact.unsubscribed for each that changes. Repeats are harmless.
+ */
+export async function unsubscribeContacts(trx: Transaction<Database>, contacts: readonly { projectId: string; contactId: string }[]): Promise<void> {
+  if (contacts.length === 0) return;
+  await sql`
+    WITH target AS (
+      SELECT c.id FROM contacts c
+      JOIN unnest(${contacts.map((c) => c.projectId)}::uuid[], ${contacts.map((c) => c.contactId)}::uuid[]) AS u(project_id, id)
+        ON c.id = u.id AND c.project_id = u.project_id
+      WHERE c.subscribed
+      ORDER BY c.id
+      FOR UPDATE OF c
+    )
+    UPDATE contacts c SET subscribed = false, updated_at = now()
+    FROM (SELECT DISTINCT id FROM target) t
+    WHERE c.id = t.id AND c.subscribed`.execute(trx);
 }
 
 /** Records one soft bounce of an email; false when this report was already counted (a replay). */

@@ -1,9 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { type FeedbackEmail, findEmailByMessageIds, findEmailsByIds, noteSoftBounce, recordMilestone } from '../emails/index.js';
+import { type FeedbackEmail, findEmailByMessageIds, findEmailsByIds, noteSoftBounce, recordMilestones } from '../emails/index.js';
 import { checkProjectReputation } from '../security/index.js';
-import { addSuppressions } from '../suppressions/index.js';
-import { insertSoftBounce, softBounceStreak, unsubscribeContact } from './feedback.repo.js';
+import { addSuppressions, type NewSuppression } from '../suppressions/index.js';
+import { insertSoftBounce, softBounceStreak, unsubscribeContacts } from './feedback.repo.js';
 
 /**
  * THE feedback path: every delivery, bounce and complaint report about one of our emails, from
@@ -92,8 +92,27 @@ export async function checkReputations(trx: Transaction<Database>, projectIds: I
   for (const projectId of [...new Set(projectIds)].sort()) await checkReputation(trx, projectId, log, opts);
 }
 
+/** One report of a batch, its email already loaded (undefined: not a project email). */
+export interface FeedbackItem {
+  email: FeedbackEmail | undefined;
+  event: FeedbackEvent;
+}
+
+/** A milestone waiting for the batch's next set-based write. */
+interface PendingMilestone {
+  index: number;
+  email: FeedbackEmail;
+  status: 'DELIVERED' | 'BOUNCED' | 'COMPLAINED';
+  data: Record<string, unknown>;
+  /** The outcome when this report sets the milestone first. */
+  outcome: Outcome;
+}
+
+const addressKey = (email: FeedbackEmail) => `${email.project_id}\n${email.to_email.toLowerCase()}`;
+
 /**
- * Applies one report, in the caller's transaction:
+ * Applies reports, in the caller's transaction, with the outcome of applying them one by one in
+ * order (each one's rules below), in a few statements per batch rather than per report:
  * - delivery → DELIVERED;
  * - hard (permanent) bounce → BOUNCED, the contact unsubscribed, the address suppressed, the
  *   project's reputation checked (security metrics, auto-disable);
@@ -101,9 +120,111 @@ export async function checkReputations(trx: Transaction<Database>, projectIds: I
  *   no unsubscribe; once the address meets the repeated-soft-bounce rule it is a hard bounce;
  * - delay → noted on the email;
  * - complaint → COMPLAINED, the contact unsubscribed, the address suppressed, the reputation checked.
- * Statuses never move backwards (recordMilestone). A repeated report records nothing new, counts
- * nothing again, and unsubscribes or suppresses no one again.
+ * Statuses never move backwards. A repeated report (in this batch or an earlier one) records
+ * nothing new, counts nothing again, and unsubscribes or suppresses no one again.
+ *
+ * How: milestones (deliveries, hard bounces, complaints) wait and are written together
+ * (recordMilestones: one UPDATE of the emails, one INSERT of their events; then one UPDATE of
+ * the contacts to unsubscribe and one INSERT of the suppressions). Soft bounces and delays are
+ * applied as they come, one by one; a soft bounce first writes the waiting milestones when one of
+ * them is a delivery to its address (a sign of life its streak must see). Nothing else a soft
+ * bounce reads (its address's soft bounces, the deliveries, opens and clicks of its contact's
+ * emails) is written by a waiting bounce or complaint, so the order of effects is the same.
+ * Reputation: each project once, after the batch (`opts.deferReputation`: the caller's, later).
  */
+export async function applyFeedbackBatchIn(trx: Transaction<Database>, items: readonly FeedbackItem[], log: Logger, opts: FeedbackOptions): Promise<Outcome[]> {
+  const outcomes: Outcome[] = new Array<Outcome>(items.length).fill('unknown-email');
+  const reputation = opts.deferReputation ?? new Set<string>();
+  let pending: PendingMilestone[] = [];
+  /** Addresses with a delivery among the pending milestones. */
+  const pendingDeliveries = new Set<string>();
+
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    pendingDeliveries.clear();
+    const changes = await recordMilestones(
+      trx,
+      batch.map((p) => ({ emailId: p.email.id, status: p.status, data: p.data })),
+    );
+    const unsubscribe: { projectId: string; contactId: string }[] = [];
+    const suppress: NewSuppression[] = [];
+    batch.forEach((p, i) => {
+      const change = changes[i];
+      outcomes[p.index] = !change ? 'not-trackable' : !change.first ? 'duplicate' : p.outcome;
+      if (!change?.first || p.status === 'DELIVERED') return;
+      if (change.contactId) unsubscribe.push({ projectId: change.projectId, contactId: change.contactId });
+      // The address itself is never sent to again, transactional mail included (docs/suppressions.md).
+      suppress.push({
+        projectId: p.email.project_id,
+        email: p.email.to_email,
+        reason: p.status === 'BOUNCED' ? 'HARD_BOUNCE' : 'COMPLAINT',
+        detail: detailOf(p.data),
+        sourceEmailId: p.email.id,
+      });
+      reputation.add(change.projectId);
+    });
+    await unsubscribeContacts(trx, unsubscribe);
+    // In report order: of a bounce and a complaint of one address, the first names the entry.
+    await addSuppressions(trx, suppress);
+  };
+
+  for (const [index, { email, event }] of items.entries()) {
+    if (!email) continue;
+    if (event.kind === 'delivery') {
+      pending.push({ index, email, status: 'DELIVERED', data: event.data, outcome: 'recorded' });
+      pendingDeliveries.add(addressKey(email));
+      continue;
+    }
+    if (event.kind === 'delay') {
+      await noteSoftBounce(trx, email.id, `Delivery delayed: ${detailOf(event.data) ?? 'no reason given'}`);
+      outcomes[index] = 'delayed';
+      continue;
+    }
+    if (event.kind === 'complaint' || event.permanent) {
+      pending.push({ index, email, status: event.kind === 'complaint' ? 'COMPLAINED' : 'BOUNCED', data: event.data, outcome: 'recorded' });
+      continue;
+    }
+    if (pendingDeliveries.has(addressKey(email))) await flush();
+    const soft = await applySoftBounce(trx, email, event);
+    if (typeof soft === 'string') outcomes[index] = soft;
+    else pending.push({ index, email, status: 'BOUNCED', data: soft.data, outcome: 'hard-after-soft-bounces' });
+  }
+  await flush();
+  if (!opts.deferReputation) await checkReputations(trx, reputation, log, opts);
+  return outcomes;
+}
+
+/**
+ * Counts a soft bounce and notes it on the email; answers its outcome, or the data of the hard
+ * bounce it becomes when its address now meets the repeated-soft-bounce rule.
+ */
+async function applySoftBounce(
+  trx: Transaction<Database>,
+  email: FeedbackEmail,
+  event: Extract<FeedbackEvent, { kind: 'bounce' }>,
+): Promise<Outcome | { data: Record<string, unknown> }> {
+  const reason = detailOf(event.data);
+  const counted = await insertSoftBounce(trx, { projectId: email.project_id, address: email.to_email, emailId: email.id, reportKey: event.reportKey, detail: reason });
+  if (!counted) return 'duplicate';
+  await noteSoftBounce(trx, email.id, `Soft bounce: ${reason ?? 'no reason given'}`);
+  const streak = await softBounceStreak(trx, { projectId: email.project_id, address: email.to_email, contactId: email.contact_id, windowDays: SOFT_BOUNCE_WINDOW_DAYS });
+  const spanHours = streak.first && streak.last ? (streak.last.getTime() - streak.first.getTime()) / 3_600_000 : 0;
+  if (streak.emails < SOFT_BOUNCE_LIMIT || spanHours < SOFT_BOUNCE_SPAN_HOURS) return 'soft-bounce';
+  // The rule is met: this bounce is the address's hard bounce.
+  return {
+    data: {
+      ...event.data,
+      bounceType: 'Permanent',
+      bounceSubType: 'RepeatedSoftBounces',
+      softBounces: streak.emails,
+      softBouncesSince: streak.first?.toISOString(),
+    },
+  };
+}
+
+/** Applies one report, in the caller's transaction: {@link applyFeedbackBatchIn} of one. */
 export async function applyFeedbackIn(
   trx: Transaction<Database>,
   ref: EmailRef,
@@ -111,47 +232,7 @@ export async function applyFeedbackIn(
   log: Logger,
   opts: FeedbackOptions,
 ): Promise<Outcome> {
-  const email = await findEmail(trx, ref);
-  if (!email) return 'unknown-email';
-  if (event.kind === 'delivery') {
-    const change = await recordMilestone(trx, { emailId: email.id, status: 'DELIVERED', data: event.data });
-    return !change ? 'not-trackable' : change.first ? 'recorded' : 'duplicate';
-  }
-  if (event.kind === 'delay') {
-    await noteSoftBounce(trx, email.id, `Delivery delayed: ${detailOf(event.data) ?? 'no reason given'}`);
-    return 'delayed';
-  }
-  let data = event.data;
-  let outcome: Outcome = 'recorded';
-  if (event.kind === 'bounce' && !event.permanent) {
-    const reason = detailOf(event.data);
-    const counted = await insertSoftBounce(trx, { projectId: email.project_id, address: email.to_email, emailId: email.id, reportKey: event.reportKey, detail: reason });
-    if (!counted) return 'duplicate';
-    await noteSoftBounce(trx, email.id, `Soft bounce: ${reason ?? 'no reason given'}`);
-    const streak = await softBounceStreak(trx, { projectId: email.project_id, address: email.to_email, contactId: email.contact_id, windowDays: SOFT_BOUNCE_WINDOW_DAYS });
-    const spanHours = streak.first && streak.last ? (streak.last.getTime() - streak.first.getTime()) / 3_600_000 : 0;
-    if (streak.emails < SOFT_BOUNCE_LIMIT || spanHours < SOFT_BOUNCE_SPAN_HOURS) return 'soft-bounce';
-    // The rule is met: this bounce is the address's hard bounce.
-    data = {
-      ...event.data,
-      bounceType: 'Permanent',
-      bounceSubType: 'RepeatedSoftBounces',
-      softBounces: streak.emails,
-      softBouncesSince: streak.first?.toISOString(),
-    };
-    outcome = 'hard-after-soft-bounces';
-  }
-  const status = event.kind === 'complaint' ? 'COMPLAINED' : 'BOUNCED';
-  const change = await recordMilestone(trx, { emailId: email.id, status, data });
-  if (!change) return 'not-trackable';
-  if (!change.first) return 'duplicate';
-  if (change.contactId) await unsubscribeContact(trx, change.projectId, change.contactId);
-  // The address itself is never sent to again, transactional mail included (docs/suppressions.md).
-  await addSuppressions(trx, [
-    { projectId: email.project_id, email: email.to_email, reason: status === 'BOUNCED' ? 'HARD_BOUNCE' : 'COMPLAINT', detail: detailOf(data), sourceEmailId: email.id },
-  ]);
-  if (opts.deferReputation) opts.deferReputation.add(change.projectId);
-  else await checkReputation(trx, change.projectId, log, opts);
+  const [outcome = 'unknown-email'] = await applyFeedbackBatchIn(trx, [{ email: await findEmail(trx, ref), event }], log, opts);
   return outcome;
 }
 

@@ -46,6 +46,7 @@ export { cancelPendingEmailsOfDisabledProject, enqueueProjectMailCancel } from '
 
 // After sending: milestones (never downgrading), the relay's notifications, clicks.
 export { type OpenSignal, recordMilestone, STATUS_EVENT, STATUS_RANK, type StatusChange, type TrackedStatus } from './status.js';
+export { type BatchStatus, type MilestoneInput, recordMilestones } from './milestones.repo.js';
 export { type FeedbackEmail, findEmailByMessageIds, findEmailsByIds, lockEmailForClick, noteSoftBounce } from './feedback.repo.js';
 
 // Delivery (the send-email job) and the capture outbox (the admin CLI).
