@@ -249,6 +249,8 @@ export interface DomainsTable {
   verified_at: Date | null;
   last_checked_at: Date | null;
   records: ColumnType<DomainRecord[], string | undefined, string>;
+  /** Migration 0033: mail to this domain (and its subdomains) is received (docs/bounces.md "Inbound mail"). */
+  inbound_enabled: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -1,5 +1,6 @@
 import type { Command } from '../command.js';
 import { verifyDomain } from './domains.js';
+import { listFeedback, replayFeedback } from './feedback.js';
 import { outbox } from './outbox.js';
 import { createProject, disableProject, enableProject, listProjects, printKeys } from './projects.js';
 import { createUser, resetPasswordCommand } from './users.js';
@@ -15,4 +16,6 @@ export const commands: readonly Command[] = [
   disableProject,
   outbox,
   verifyDomain,
+  listFeedback,
+  replayFeedback,
 ];

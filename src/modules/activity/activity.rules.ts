@@ -6,7 +6,7 @@ import { isUuid } from '../../lib/uuid.js';
  * event's own name for the email lifecycle and subscription events, then one type per kind of
  * event, campaign moment and workflow execution moment.
  */
-export const EMAIL_EVENT_TYPES = ['email.sent', 'email.delivery', 'email.open', 'email.click', 'email.bounce', 'email.complaint'] as const;
+export const EMAIL_EVENT_TYPES = ['email.sent', 'email.delivery', 'email.open', 'email.click', 'email.bounce', 'email.complaint', 'email.received'] as const;
 export const CONTACT_EVENT_TYPES = ['contact.subscribed', 'contact.unsubscribed'] as const;
 export const ACTIVITY_TYPES = [
   ...EMAIL_EVENT_TYPES,

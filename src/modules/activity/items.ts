@@ -23,7 +23,8 @@ function eventMetadata(row: FeedRow, type: ActivityItem['type']): Record<string,
     return defined({
       ...rest,
       emailId: row.email_id ?? undefined,
-      subject: row.email_found ? (row.email_subject ?? '') : undefined,
+      // email.received: its own subject; emailId/campaign name the email it replies to.
+      subject: type === 'email.received' ? rest.subject : row.email_found ? (row.email_subject ?? '') : undefined,
       campaign: ref(row.campaign_id, row.campaign_name),
       template: ref(row.template_id, row.template_name),
       workflow: ref(row.workflow_id, row.workflow_name),

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
 /** Bytes of a received message kept in inbound_feedback: the report comes before the returned message. */
@@ -37,4 +37,40 @@ export async function insertInboundFeedback(trx: Transaction<Database>, rows: re
   await sql`
     INSERT INTO inbound_feedback (project_id, email_id, remote_address, helo, mail_from, rcpt_to, message_id, raw, raw_size, raw_truncated, kind, result, outcome)
     VALUES ${sql.join(values)}`.execute(trx);
+}
+
+/** A stored report as the operator CLI lists and replays it. */
+export interface StoredFeedback {
+  id: string;
+  received_at: Date;
+  project_id: string | null;
+  email_id: string | null;
+  remote_address: string;
+  helo: string | null;
+  mail_from: string;
+  rcpt_to: string;
+  raw: Buffer;
+  raw_size: number;
+  raw_truncated: boolean;
+  kind: string;
+  outcome: string;
+  subject: string | null;
+}
+
+/** One stored report by id (with its raw bytes); undefined when there is none. */
+export async function findStoredFeedback(db: Kysely<Database>, id: string): Promise<StoredFeedback | undefined> {
+  const { rows } = await sql<StoredFeedback>`
+    SELECT id, received_at, project_id, email_id, remote_address, helo, mail_from, rcpt_to, raw, raw_size, raw_truncated, kind, outcome, result ->> 'subject' AS subject
+    FROM inbound_feedback WHERE id = ${id}::uuid`.execute(db);
+  return rows[0];
+}
+
+/** The newest stored reports, without their bytes (ids are time-ordered: uuid v7, newest first by the primary key). */
+export async function listStoredFeedback(db: Kysely<Database>, opts: { projectId?: string; limit: number }): Promise<Omit<StoredFeedback, 'raw'>[]> {
+  const where = opts.projectId ? sql`WHERE project_id = ${opts.projectId}::uuid` : sql``;
+  const order = opts.projectId ? sql`ORDER BY received_at DESC, id DESC` : sql`ORDER BY id DESC`;
+  const { rows } = await sql<Omit<StoredFeedback, 'raw'>>`
+    SELECT id, received_at, project_id, email_id, remote_address, helo, mail_from, rcpt_to, raw_size, raw_truncated, kind, outcome, result ->> 'subject' AS subject
+    FROM inbound_feedback ${where} ${order} LIMIT ${opts.limit}`.execute(db);
+  return rows;
 }

@@ -72,7 +72,12 @@ export async function classifyReceived(msg: ReceivedMessage): Promise<Classified
  * name, through the shared feedback path, then stores every message with its result (one
  * statement). Answers each message's outcomes (auto-replies and other mail: none).
  */
-export async function applyReceivedIn(trx: Transaction<Database>, items: readonly ClassifiedMessage[], log: Logger, opts: { autoDisable: boolean }): Promise<Outcome[][]> {
+export async function applyReceivedIn(
+  trx: Transaction<Database>,
+  items: readonly ClassifiedMessage[],
+  log: Logger,
+  opts: { autoDisable: boolean; /** False for a replay of a stored report (the CLI): nothing new is stored. */ store?: boolean },
+): Promise<Outcome[][]> {
   // One query for every email of the batch, one reputation check per project after all its reports.
   const emails = await findEmailsByIds(trx, [...new Set(items.flatMap((m) => m.recipients.map((r) => r.emailId)))]);
   const deferReputation = new Set<string>();
@@ -102,7 +107,7 @@ export async function applyReceivedIn(trx: Transaction<Database>, items: readonl
     }
     answers.push(results);
   }
-  await insertInboundFeedback(trx, rows);
+  if (opts.store !== false) await insertInboundFeedback(trx, rows);
   await checkReputations(trx, deferReputation, log, opts);
   return answers;
 }

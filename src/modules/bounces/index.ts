@@ -7,5 +7,9 @@ export { type FeedbackEvent, type EmailRef, type Logger, type Outcome, applyFeed
 export { createVerp, type Verp } from './verp.js';
 export { classifyMessage, type Classification } from './parse/classify.js';
 export { processReceived, type ReceivedMessage } from './inbound.service.js';
+// Inbound mail for the projects' own domains (email.received) and the operator CLI's replay.
+export { type InboundMail, type InboundMailOutcome, processInboundMail, RECEIVED_EVENT } from './inbound-mail.service.js';
+export { listStoredFeedback, type StoredFeedback } from './inbound.repo.js';
+export { replayStoredFeedback, type ReplayResult } from './inbound.replay.js';
 export { type InboundReceiver, type ReceiverOptions, startInboundReceiver } from './receiver.js';
 export { returnPathsOf, startConfiguredReceiver } from './start.js';

@@ -2,17 +2,21 @@ import type { Kysely } from 'kysely';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import type { Database } from '../../db/schema.js';
 import { GroupCommit } from '../../lib/group-commit.js';
+import { findInboundDomain } from '../domains/index.js';
 import type { Logger, Outcome } from './feedback.service.js';
 import { MAX_READ_BYTES } from './inbound.repo.js';
 import { applyReceivedIn, type ClassifiedMessage, classifyReceived } from './inbound.service.js';
+import { type InboundMailOutcome, processInboundMail } from './inbound-mail.service.js';
 import { clientKey, windowCounter } from './rate-limit.js';
 import type { Verp } from './verp.js';
 
 /**
  * The inbound SMTP receiver (docs/bounces.md): an SMTP server (smtp-server) that accepts mail
- * only for VERP addresses of the bounce domain whose signature verifies (no relay, no other
- * address), reads it (DSN, ARF, prose bounce, auto-reply) and applies it through the shared
- * feedback path before answering 250.
+ * only for VERP addresses of the bounce domain whose signature verifies, and for any address of
+ * a project's verified domain with inbound mail enabled (or of its subdomains); nothing else (no
+ * relay). Reports (DSN, ARF, prose bounce, auto-reply) at VERP addresses go through the shared
+ * feedback path; mail for inbound domains becomes email.received events (inbound-mail.service.ts);
+ * both before answering 250.
  */
 export interface ReceiverOptions {
   db: Kysely<Database>;
@@ -31,6 +35,9 @@ export interface ReceiverOptions {
   maxConnectionsPerAddress?: number;
   autoDisable: boolean;
 }
+
+/** The accepted inbound-domain recipients of the current transaction (a new envelope per MAIL FROM). */
+const inboundRecipients = new WeakMap<object, { address: string; projectId: string }[]>();
 
 export interface InboundReceiver {
   readonly port: number;
@@ -100,19 +107,39 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
       const at = address.address.lastIndexOf('@');
       const domain = address.address.slice(at + 1).toLowerCase();
       // Never a relay: only the bounce domain, and at it only addresses this server minted.
-      if (at < 0 || domain !== verp.domain) return callback(smtpError(550, '5.7.1 Relaying denied: this server accepts mail only for its bounce addresses'));
-      if (!verp.emailIdOf(address.address)) return callback(smtpError(550, '5.1.1 No such bounce address'));
-      callback();
+      const relaying = () => callback(smtpError(550, '5.7.1 Relaying denied: this server accepts mail only for its bounce addresses and inbound domains'));
+      if (at < 0 || at === address.address.length - 1) return relaying();
+      if (domain === verp.domain) {
+        if (!verp.emailIdOf(address.address)) return callback(smtpError(550, '5.1.1 No such bounce address'));
+        return callback();
+      }
+      // A project's verified domain with inbound mail enabled, or a subdomain of one (one index probe).
+      findInboundDomain(opts.db, domain).then(
+        (found) => {
+          if (!found) return relaying();
+          const list = inboundRecipients.get(session.envelope) ?? [];
+          list.push({ address: address.address.toLowerCase(), projectId: found.projectId });
+          inboundRecipients.set(session.envelope, list);
+          callback();
+        },
+        (err: unknown) => {
+          log.error({ err }, 'inbound domain lookup failed');
+          callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+        },
+      );
     },
     onData(stream, session, callback) {
-      // Only the start is kept (MAX_READ_BYTES: memory per connection stays bounded); the rest is counted.
+      const inbound = inboundRecipients.get(session.envelope) ?? [];
+      // Reports: only the start is kept (MAX_READ_BYTES: memory per connection stays bounded); the
+      // rest is counted. Mail for inbound domains is kept whole (up to the size limit) for its bodies and attachments.
+      const keep = inbound.length > 0 ? opts.maxSizeBytes : MAX_READ_BYTES;
       const chunks: Buffer[] = [];
       let kept = 0;
       let size = 0;
       stream.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (kept >= MAX_READ_BYTES) return;
-        const part = chunk.subarray(0, MAX_READ_BYTES - kept);
+        if (kept >= keep) return;
+        const part = chunk.subarray(0, keep - kept);
         chunks.push(part);
         kept += part.length;
       });
@@ -125,19 +152,24 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
           return emailId ? [{ address: r.address.toLowerCase(), emailId }] : [];
         });
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        classifyReceived({ raw, size, remoteAddress: session.remoteAddress, helo: session.hostNameAppearsAs || null, mailFrom, recipients })
-          .then(async (classified) => ({ kind: classified.parsed.classification.kind, outcomes: await batcher.submit(classified) }))
-          .then(
-            (result) => {
-              // One line per report would dominate the log at volume: debug (the row in inbound_feedback is the record).
-              log.debug({ remoteAddress: session.remoteAddress, kind: result.kind, outcomes: result.outcomes, recipients: recipients.map((r) => r.emailId) }, 'inbound feedback received');
-              callback(null, `2.0.0 Accepted (${result.kind})`);
-            },
-            (err: unknown) => {
-              log.error({ err, remoteAddress: session.remoteAddress }, 'inbound feedback not processed; the sender will retry');
-              callback(smtpError(451, '4.3.0 Temporary failure processing the message, try again later'));
-            },
-          );
+        const meta = { raw, size, remoteAddress: session.remoteAddress, helo: session.hostNameAppearsAs || null, mailFrom };
+        const reports =
+          recipients.length === 0
+            ? Promise.resolve(undefined)
+            : classifyReceived({ ...meta, recipients }).then(async (classified) => ({ kind: classified.parsed.classification.kind, outcomes: await batcher.submit(classified) }));
+        const mail: Promise<InboundMailOutcome[] | undefined> = inbound.length === 0 ? Promise.resolve(undefined) : processInboundMail(opts.db, { ...meta, recipients: inbound });
+        Promise.all([reports, mail]).then(
+          ([report, received]) => {
+            // One line per report would dominate the log at volume: debug (the rows in inbound_feedback and inbound_messages are the record).
+            log.debug({ remoteAddress: session.remoteAddress, kind: report?.kind, outcomes: report?.outcomes, recipients: recipients.map((r) => r.emailId), received }, 'inbound mail received');
+            const what = [report?.kind, received && (received.some((r) => r.outcome === 'received') ? 'received' : (received[0]?.outcome ?? 'ignored'))].filter(Boolean).join(', ');
+            callback(null, `2.0.0 Accepted (${what})`);
+          },
+          (err: unknown) => {
+            log.error({ err, remoteAddress: session.remoteAddress }, 'inbound message not processed; the sender will retry');
+            callback(smtpError(451, '4.3.0 Temporary failure processing the message, try again later'));
+          },
+        );
       });
     },
   };

@@ -28,6 +28,7 @@ export function rowToDomain(row: DomainRow): Domain {
     })),
     verifiedAt: row.verified_at?.toISOString() ?? null,
     lastCheckedAt: row.last_checked_at?.toISOString() ?? null,
+    inboundEnabled: row.inbound_enabled,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -90,6 +91,47 @@ export async function listDomainsOfProject(db: Kysely<Database>, projectId: stri
 export async function findDomainOfProject(db: Kysely<Database>, projectId: string, id: string): Promise<DomainRow | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('domains').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+}
+
+/** Sets a domain's inbound flag (PATCH /domains/:id); undefined when the project has no such domain. */
+export async function setInboundEnabled(db: Kysely<Database>, projectId: string, id: string, enabled: boolean): Promise<DomainRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db
+    .updateTable('domains')
+    .set({ inbound_enabled: enabled, updated_at: sql`now()` })
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The verified, inbound-enabled domain that receives mail for `host`: the host itself or its nearest parent. */
+export interface InboundDomain {
+  id: string;
+  projectId: string;
+  domain: string;
+}
+
+/**
+ * The inbound receiver's RCPT check: the verified domain with inbound enabled that `host` is, or
+ * is a subdomain of (the longest match). One probe of the partial unique index on verified
+ * domains with at most 127 candidate names (a host's suffixes of two labels or more).
+ */
+export async function findInboundDomain(db: Kysely<Database>, host: string): Promise<InboundDomain | undefined> {
+  const labels = host.toLowerCase().replace(/\.$/, '').split('.');
+  const candidates: string[] = [];
+  for (let i = 0; i <= labels.length - 2; i++) candidates.push(labels.slice(i).join('.'));
+  if (candidates.length === 0) return undefined;
+  const row = await db
+    .selectFrom('domains')
+    .select(['id', 'project_id', 'domain'])
+    .where('domain', 'in', candidates)
+    .where('verified', '=', true)
+    .where('inbound_enabled', '=', true)
+    .orderBy(sql`length(domain)`, 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { id: row.id, projectId: row.project_id, domain: row.domain } : undefined;
 }
 
 export async function deleteDomainOfProject(db: Kysely<Database>, projectId: string, id: string): Promise<boolean> {

@@ -4,8 +4,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { dkimSecretBox } from './dkim-keys.js';
-import { CreateDomainBody, Domain, DomainIdParams, ProjectIdParams } from './domains.schema.js';
-import { addDomain, type DomainLog, listProjectDomains, removeDomain, verifyDomainNow } from './domains.service.js';
+import { CreateDomainBody, Domain, DomainIdParams, ProjectIdParams, UpdateDomainBody } from './domains.schema.js';
+import { addDomain, type DomainLog, listProjectDomains, removeDomain, updateDomain, verifyDomainNow } from './domains.service.js';
 
 const requestLog =
   (request: FastifyRequest): DomainLog =>
@@ -52,6 +52,20 @@ export async function domainsRoutes(app: FastifyInstance, deps: AppDeps): Promis
     },
     handler: async (request) =>
       verifyDomainNow(deps, { projectId: projectIdOf(request), id: request.params.id, log: requestLog(request) }),
+  });
+
+  r.patch('/domains/:id', {
+    schema: {
+      tags,
+      summary: 'Change a sender domain: turn inbound mail on or off',
+      description:
+        'inboundEnabled: mail to any address of this domain or its subdomains, delivered to the inbound SMTP receiver (MX record), ' +
+        'becomes an email.received event on the sending contact, while the domain is verified (docs/bounces.md "Inbound mail").',
+      params: DomainIdParams,
+      body: UpdateDomainBody,
+      response: { 200: Domain },
+    },
+    handler: async (request) => updateDomain(deps.db, projectIdOf(request), request.params.id, request.body),
   });
 
   r.delete('/domains/:id', {

@@ -73,11 +73,21 @@ export const Domain = z
     records: z.array(DomainRecord),
     verifiedAt: z.iso.datetime().nullable(),
     lastCheckedAt: z.iso.datetime().nullable().describe('Last DNS check; null on a domain an operator verified without DNS'),
+    inboundEnabled: z
+      .boolean()
+      .describe('Mail to addresses of this domain and its subdomains is received while the domain is verified (MX to the inbound receiver): email.received events (docs/bounces.md "Inbound mail")'),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
   .meta({ id: 'Domain' });
 export type Domain = z.infer<typeof Domain>;
+
+export const UpdateDomainBody = z
+  .strictObject({
+    inboundEnabled: z.boolean().describe('Receive mail for this domain (and its subdomains) as email.received events'),
+  })
+  .meta({ id: 'UpdateDomainBody' });
+export type UpdateDomainBody = z.infer<typeof UpdateDomainBody>;
 
 export const DomainIdParams = z.object({ id: z.string() });
 export const ProjectIdParams = z.object({ projectId: z.string() });

@@ -15,6 +15,7 @@ import {
   listDomainsOfProject,
   listDomainsToCheck,
   rowToDomain,
+  setInboundEnabled,
   takenMessage,
   writeChecks,
 } from './domains.repo.js';
@@ -48,6 +49,13 @@ export async function listProjectDomains(db: Kysely<Database>, callerProjectId: 
 
 export async function removeDomain(db: Kysely<Database>, projectId: string, id: string): Promise<void> {
   if (!(await deleteDomainOfProject(db, projectId, id))) throw notFound('Domain');
+}
+
+/** PATCH /domains/:id: the inbound flag (docs/bounces.md "Inbound mail"); another project's domain is a 404. */
+export async function updateDomain(db: Kysely<Database>, projectId: string, id: string, body: { inboundEnabled: boolean }): Promise<Domain> {
+  const row = await setInboundEnabled(db, projectId, id, body.inboundEnabled);
+  if (!row) throw notFound('Domain');
+  return rowToDomain(row);
 }
 
 const checkTarget = (row: DomainRow) => ({ domain: row.domain, selector: row.dkim_selector, publicKey: row.dkim_public_key });

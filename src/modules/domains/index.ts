@@ -5,6 +5,8 @@ export { recheckDomains } from './domains.service.js';
 // The operator CLI (verification without DNS).
 export { type DomainClaim, findDomainClaims, markVerifiedByOperator } from './domains.repo.js';
 export { parseDomainName } from './domains.schema.js';
+// The inbound SMTP receiver's RCPT check (docs/bounces.md "Inbound mail").
+export { findInboundDomain, type InboundDomain } from './domains.repo.js';
 
 // Routes last: they import other modules' facades, which may import this one back (cycles
 // resolve because everything above is evaluated first).

@@ -79,6 +79,8 @@ const WIPED: readonly { table: string; where?: (p: string) => ReturnType<typeof 
   { table: 'jobs' },
   { table: 'idempotency_keys' },
   { table: 'uploads' },
+  // Received mail (migration 0033): the contacts' messages and their events go together.
+  { table: 'inbound_messages' },
   { table: 'events' },
   { table: 'contacts' },
 ];

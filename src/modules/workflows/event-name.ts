@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { isReservedEventName } from '../events/index.js';
 
-/** The email lifecycle events a workflow can start on or wait for (src/modules/emails/status.ts). */
-export const EMAIL_EVENT_NAMES = ['email.sent', 'email.delivery', 'email.open', 'email.click', 'email.bounce', 'email.complaint'] as const;
+/** The email events a workflow can start on or wait for (src/modules/emails/status.ts; email.received: docs/bounces.md "Inbound mail"). */
+export const EMAIL_EVENT_NAMES = ['email.sent', 'email.delivery', 'email.open', 'email.click', 'email.bounce', 'email.complaint', 'email.received'] as const;
 const SYSTEM_NAMES: ReadonlySet<string> = new Set([...EMAIL_EVENT_NAMES, 'contact.subscribed', 'contact.unsubscribed']);
 /** `segment.<slug>.entry|exit`, the slug as segments make it (lower-case alphanumerics and `-`). */
 const SEGMENT_EVENT = /^segment\.[a-z0-9]+(-[a-z0-9]+)*\.(entry|exit)$/;

@@ -1,0 +1,64 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { AttachmentInfo } from './parse/received.js';
+
+/** One received message for one project (migration 0033), before its event exists. */
+export interface InboundMessageRow {
+  projectId: string;
+  messageKey: string;
+  contactId: string;
+  mailFrom: string;
+  rcptTo: string[];
+  from: string;
+  to: string[];
+  cc: string[];
+  subject: string;
+  messageId: string | null;
+  inReplyTo: string | null;
+  campaignId: string | null;
+  emailId: string | null;
+  text: string;
+  textTruncated: boolean;
+  html: string | null;
+  htmlTruncated: boolean;
+  attachments: AttachmentInfo[];
+  size: number;
+}
+
+/**
+ * Stores a received message; undefined when the project already has it (same Message-ID, else
+ * the same bytes: a message delivered twice is recorded once).
+ */
+export async function insertInboundMessage(trx: Transaction<Database>, r: InboundMessageRow): Promise<string | undefined> {
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO inbound_messages (project_id, message_key, contact_id, mail_from, rcpt_to, from_address, to_addresses, cc_addresses, subject,
+      message_id, in_reply_to, campaign_id, email_id, text_body, text_truncated, html_body, html_truncated, attachments, size)
+    VALUES (${r.projectId}::uuid, ${r.messageKey}, ${r.contactId}::uuid, ${r.mailFrom.slice(0, 320)}, ${r.rcptTo}::text[], ${r.from}, ${r.to}::text[],
+      ${r.cc}::text[], ${r.subject}, ${r.messageId}, ${r.inReplyTo}, ${r.campaignId}::uuid, ${r.emailId}::uuid, ${r.text}, ${r.textTruncated},
+      ${r.html}, ${r.htmlTruncated}, ${JSON.stringify(r.attachments)}::jsonb, ${r.size})
+    ON CONFLICT (project_id, message_key) DO NOTHING
+    RETURNING id`.execute(trx);
+  return rows[0]?.id;
+}
+
+export async function setInboundMessageEvent(trx: Transaction<Database>, id: string, eventId: string): Promise<void> {
+  await sql`UPDATE inbound_messages SET event_id = ${eventId}::uuid WHERE id = ${id}::uuid`.execute(trx);
+}
+
+/**
+ * The project's email a reply answers: the newest of ours whose Message-ID is among `ids`
+ * (In-Reply-To, References). Reads `emails` by its unique Message-ID index; scoped to the project,
+ * so a Message-ID of another project's email links nothing.
+ */
+export async function findRepliedEmail(trx: Transaction<Database>, projectId: string, ids: readonly string[]): Promise<{ id: string; campaignId: string | null } | undefined> {
+  if (ids.length === 0) return undefined;
+  const row = await trx
+    .selectFrom('emails')
+    .select(['id', 'campaign_id'])
+    .where('message_id', 'in', ids)
+    .where('project_id', '=', projectId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { id: row.id, campaignId: row.campaign_id } : undefined;
+}
