@@ -1130,7 +1130,11 @@ export interface paths {
         delete: operations["deleteDomainsById"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a sender domain: turn inbound mail on or off
+         * @description inboundEnabled: mail to any address of this domain or its subdomains, delivered to the inbound SMTP receiver (MX record), becomes an email.received event on the sending contact, while the domain is verified (docs/bounces.md "Inbound mail").
+         */
+        patch: operations["patchDomainsById"];
         trace?: never;
     };
     "/templates": {
@@ -1313,7 +1317,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Delivery notifications of the mail relay (Amazon SES through SNS) */
+        /** Delivery notifications of the mail relay: Amazon SES through SNS, Postmark, Mailgun, SendGrid, Resend (docs/bounces.md) */
         post: operations["postWebhooksNotifications"];
         delete?: never;
         options?: never;
@@ -2099,10 +2103,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        CreateDomainBodyInput: {
-            /** @description A domain name such as example.com (lower-cased; a trailing dot is dropped) */
-            domain: string;
-        };
         TrackBodyInput: {
             /**
              * Format: email
@@ -2120,6 +2120,14 @@ export interface components {
                     persistent: boolean;
                 };
             };
+        };
+        CreateDomainBodyInput: {
+            /** @description A domain name such as example.com (lower-cased; a trailing dot is dropped) */
+            domain: string;
+        };
+        UpdateDomainBodyInput: {
+            /** @description Receive mail for this domain (and its subdomains) as email.received events */
+            inboundEnabled: boolean;
         };
         StartWorkflowExecutionInput: {
             /** @description An existing contact of the project (404 otherwise) */
@@ -2353,436 +2361,6 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        Template: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            /** @description Internal note, never sent */
-            description: string;
-            /** @description May hold {{variables}}; filled without HTML escaping */
-            subject: string;
-            /** @description HTML with {{variable}}, {{variable ?? fallback}} and {{{raw}}} placeholders */
-            body: string;
-            /** @description Sender address; its domain must be verified for the project */
-            from: string;
-            /** @description Sender display name; null when unset */
-            fromName: string | null;
-            /** @description Reply-To address; null when unset */
-            replyTo: string | null;
-            /** @enum {string} */
-            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
-            /** Format: uuid */
-            projectId: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        DomainRecord: {
-            /** @constant */
-            type: "TXT";
-            /** @description Where to publish it */
-            name: string;
-            /** @description What to publish (DKIM: exactly this; SPF and DMARC: recommended) */
-            value: string;
-            /** @enum {string} */
-            purpose: "DKIM" | "SPF" | "DMARC";
-            /** @description Only the DKIM record is required for verification */
-            required: boolean;
-            /** @description Found by the last check */
-            verified: boolean;
-            /** @description Why the last check did not find it: record not found, value does not match, lookup timed out… */
-            error?: string;
-        };
-        Domain: {
-            /** Format: uuid */
-            id: string;
-            domain: string;
-            /** Format: uuid */
-            projectId: string;
-            verified: boolean;
-            records: components["schemas"]["DomainRecord"][];
-            verifiedAt: string | null;
-            /** @description Last DNS check; null on a domain an operator verified without DNS */
-            lastCheckedAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        /**
-         * @example {
-         *       "success": true,
-         *       "data": {
-         *         "contact": "0b8f5f0e-2c1d-4c43-9a57-3c2a4f1d7e10",
-         *         "event": "3d4e5f60-7182-4a93-8b4c-5d6e7f809a1b",
-         *         "timestamp": "2026-01-01T12:00:00.000Z"
-         *       }
-         *     }
-         */
-        TrackResponse: {
-            /** @constant */
-            success: true;
-            data: {
-                /**
-                 * Format: uuid
-                 * @description Id of the contact
-                 */
-                contact: string;
-                /**
-                 * Format: uuid
-                 * @description Id of the recorded event
-                 */
-                event: string;
-                /**
-                 * Format: date-time
-                 * @description When the event was recorded
-                 */
-                timestamp: string;
-            };
-        };
-        Event: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            contactId: string;
-            email: string;
-            name: string;
-            /** @description Values sent with the event (stored and one-off) */
-            data: {
-                [key: string]: unknown;
-            };
-            /** Format: date-time */
-            createdAt: string;
-        };
-        EventList: {
-            data: components["schemas"]["Event"][];
-            /** @description Pass as `cursor` for the next page; null on the last page */
-            cursor: string | null;
-            hasMore: boolean;
-            /** @description Events matching the filters; only on the first page (0 on later pages) */
-            total: number;
-        };
-        EventNames: {
-            data: {
-                name: string;
-                count: number;
-                /** Format: date-time */
-                lastSeenAt: string;
-                /** @description Recorded by the service itself (email.*, contact.subscribed/unsubscribed, segment entry/exit) */
-                system: boolean;
-            }[];
-        };
-        EventStats: {
-            data: {
-                name: string;
-                system: boolean;
-                last24h: number;
-                last7d: number;
-                last30d: number;
-                total: number;
-                /** @description With `days`: one entry per UTC day, oldest first */
-                daily?: {
-                    /** Format: date */
-                    date: string;
-                    count: number;
-                }[];
-            }[];
-        };
-        EventUsage: {
-            eventName: string;
-            /** @description Segments whose condition uses the event */
-            segments: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
-            /** @description Campaigns whose audience condition uses the event */
-            campaigns: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
-            /** @description Workflows triggered by or waiting for the event */
-            workflows: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
-        };
-        Segment: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** @enum {string} */
-            type: "DYNAMIC" | "STATIC";
-            /** @description Condition tree (DYNAMIC); null for STATIC */
-            condition: components["schemas"]["ConditionTree"] | null;
-            trackMembership: boolean;
-            /** @description Cached: updated by compute, refresh and static member changes */
-            memberCount: number;
-            /** Format: uuid */
-            projectId: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        ConditionCount: {
-            /** @description Contacts of the project matching the condition now (subscribed or not) */
-            count: number;
-        };
-        Workflow: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** @constant */
-            triggerType: "EVENT";
-            triggerConfig: {
-                eventName: string;
-            };
-            enabled: boolean;
-            /** @description false: at most one execution ever per contact */
-            allowReentry: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        WorkflowListItem: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** @constant */
-            triggerType: "EVENT";
-            triggerConfig: {
-                eventName: string;
-            };
-            enabled: boolean;
-            /** @description false: at most one execution ever per contact */
-            allowReentry: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description Steps, the TRIGGER included */
-            stepCount: number;
-            /** @description Executions ever started */
-            executionCount: number;
-            /** @description Executions RUNNING or WAITING */
-            activeExecutionCount: number;
-        };
-        WorkflowStepStats: {
-            /** @description Step executions (visits) of the step */
-            entered: number;
-            /** @description COMPLETED or SKIPPED (a step passed over counts as done) */
-            completed: number;
-            /** @description PENDING, WAITING or RUNNING */
-            waiting: number;
-            failed: number;
-            /** @description SEND_EMAIL: emails accepted by the relay (or further) */
-            sent?: number;
-            delivered?: number;
-            opened?: number;
-            clicked?: number;
-            bounced?: number;
-        };
-        WorkflowStep: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
-            name: string;
-            /** @description Per step type: see the *Config schemas (DESIGN §9) */
-            config: {
-                [key: string]: unknown;
-            };
-            position: {
-                x: number;
-                y: number;
-            };
-            /** @description SEND_EMAIL: the template (null if it is gone) */
-            template?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                subject: string;
-                type: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        WorkflowStepWithStats: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
-            name: string;
-            /** @description Per step type: see the *Config schemas (DESIGN §9) */
-            config: {
-                [key: string]: unknown;
-            };
-            position: {
-                x: number;
-                y: number;
-            };
-            /** @description SEND_EMAIL: the template (null if it is gone) */
-            template?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                subject: string;
-                type: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            stats: components["schemas"]["WorkflowStepStats"];
-        };
-        WorkflowTransition: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            fromStepId: string;
-            /** Format: uuid */
-            toStepId: string;
-            branch: ("yes" | "no" | "event" | "timeout") | null;
-        };
-        WorkflowDetail: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** @constant */
-            triggerType: "EVENT";
-            triggerConfig: {
-                eventName: string;
-            };
-            enabled: boolean;
-            /** @description false: at most one execution ever per contact */
-            allowReentry: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            steps: components["schemas"]["WorkflowStepWithStats"][];
-            transitions: components["schemas"]["WorkflowTransition"][];
-        };
-        WorkflowAddedStep: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
-            name: string;
-            /** @description Per step type: see the *Config schemas (DESIGN §9) */
-            config: {
-                [key: string]: unknown;
-            };
-            position: {
-                x: number;
-                y: number;
-            };
-            /** @description SEND_EMAIL: the template (null if it is gone) */
-            template?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                subject: string;
-                type: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description With insert or after: the transitions the call created (the replaced one is deleted) */
-            transitions?: components["schemas"]["WorkflowTransition"][];
-        };
-        WorkflowFields: {
-            data: {
-                /** @description As used in a CONDITION filter: email, data.plan, event.orderId, context.<key>… */
-                field: string;
-                /**
-                 * @description contact: standard field; data: contact data key; event: the execution's event data; context: the execution context; trackedEvent: a tracked event (triggered… operators)
-                 * @enum {string}
-                 */
-                source: "contact" | "data" | "event" | "context" | "trackedEvent";
-                /** @enum {string} */
-                type: "string" | "number" | "boolean" | "date" | "object" | "array" | "any";
-                /** @description Operators the field takes */
-                operators: string[];
-                /** @description A pattern to fill in (`context.<key>`), not a key seen in data */
-                hint: boolean;
-                /** @description data: contacts having the key; event: sampled events carrying it */
-                count?: number;
-            }[];
-            eventName: string | null;
-            /** @description Events of eventName looked at (the latest, at most 1,000) */
-            sampledEvents: number;
-        };
-        User: {
-            /** Format: uuid */
-            id: string;
-            /** Format: email */
-            email: string;
-            isAdmin: boolean;
-            emailVerified: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        Member: {
-            /** Format: uuid */
-            userId: string;
-            /** Format: email */
-            email: string;
-            /** @enum {string} */
-            role: "OWNER" | "ADMIN" | "MEMBER";
-            /**
-             * Format: date-time
-             * @description When they joined
-             */
-            createdAt: string;
-        };
-        Invitation: {
-            /** Format: uuid */
-            id: string;
-            /** Format: email */
-            email: string;
-            /** @enum {string} */
-            role: "OWNER" | "ADMIN" | "MEMBER";
-            /** @description Null once the inviter's account is gone */
-            invitedBy: {
-                /** Format: uuid */
-                userId: string;
-                /** Format: email */
-                email: string;
-            } | null;
-            /** Format: date-time */
-            expiresAt: string;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        InvitationPreview: {
-            /**
-             * Format: email
-             * @description The invited address: sign up or sign in with it
-             */
-            email: string;
-            projectName: string;
-            /** @enum {string} */
-            role: "OWNER" | "ADMIN" | "MEMBER";
-            /** @description The inviter's address; null once their account is gone */
-            invitedBy: string | null;
-            /** Format: date-time */
-            expiresAt: string;
-        };
         SecurityState: {
             /** Format: uuid */
             projectId: string;
@@ -2993,6 +2571,438 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * @example {
+         *       "success": true,
+         *       "data": {
+         *         "contact": "0b8f5f0e-2c1d-4c43-9a57-3c2a4f1d7e10",
+         *         "event": "3d4e5f60-7182-4a93-8b4c-5d6e7f809a1b",
+         *         "timestamp": "2026-01-01T12:00:00.000Z"
+         *       }
+         *     }
+         */
+        TrackResponse: {
+            /** @constant */
+            success: true;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description Id of the contact
+                 */
+                contact: string;
+                /**
+                 * Format: uuid
+                 * @description Id of the recorded event
+                 */
+                event: string;
+                /**
+                 * Format: date-time
+                 * @description When the event was recorded
+                 */
+                timestamp: string;
+            };
+        };
+        Event: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            contactId: string;
+            email: string;
+            name: string;
+            /** @description Values sent with the event (stored and one-off) */
+            data: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            cursor: string | null;
+            hasMore: boolean;
+            /** @description Events matching the filters; only on the first page (0 on later pages) */
+            total: number;
+        };
+        EventNames: {
+            data: {
+                name: string;
+                count: number;
+                /** Format: date-time */
+                lastSeenAt: string;
+                /** @description Recorded by the service itself (email.*, contact.subscribed/unsubscribed, segment entry/exit) */
+                system: boolean;
+            }[];
+        };
+        EventStats: {
+            data: {
+                name: string;
+                system: boolean;
+                last24h: number;
+                last7d: number;
+                last30d: number;
+                total: number;
+                /** @description With `days`: one entry per UTC day, oldest first */
+                daily?: {
+                    /** Format: date */
+                    date: string;
+                    count: number;
+                }[];
+            }[];
+        };
+        EventUsage: {
+            eventName: string;
+            /** @description Segments whose condition uses the event */
+            segments: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            /** @description Campaigns whose audience condition uses the event */
+            campaigns: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            /** @description Workflows triggered by or waiting for the event */
+            workflows: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+        };
+        Segment: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** @enum {string} */
+            type: "DYNAMIC" | "STATIC";
+            /** @description Condition tree (DYNAMIC); null for STATIC */
+            condition: components["schemas"]["ConditionTree"] | null;
+            trackMembership: boolean;
+            /** @description Cached: updated by compute, refresh and static member changes */
+            memberCount: number;
+            /** Format: uuid */
+            projectId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        ConditionCount: {
+            /** @description Contacts of the project matching the condition now (subscribed or not) */
+            count: number;
+        };
+        Template: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Internal note, never sent */
+            description: string;
+            /** @description May hold {{variables}}; filled without HTML escaping */
+            subject: string;
+            /** @description HTML with {{variable}}, {{variable ?? fallback}} and {{{raw}}} placeholders */
+            body: string;
+            /** @description Sender address; its domain must be verified for the project */
+            from: string;
+            /** @description Sender display name; null when unset */
+            fromName: string | null;
+            /** @description Reply-To address; null when unset */
+            replyTo: string | null;
+            /** @enum {string} */
+            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
+            /** Format: uuid */
+            projectId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DomainRecord: {
+            /** @constant */
+            type: "TXT";
+            /** @description Where to publish it */
+            name: string;
+            /** @description What to publish (DKIM: exactly this; SPF and DMARC: recommended) */
+            value: string;
+            /** @enum {string} */
+            purpose: "DKIM" | "SPF" | "DMARC";
+            /** @description Only the DKIM record is required for verification */
+            required: boolean;
+            /** @description Found by the last check */
+            verified: boolean;
+            /** @description Why the last check did not find it: record not found, value does not match, lookup timed out… */
+            error?: string;
+        };
+        Domain: {
+            /** Format: uuid */
+            id: string;
+            domain: string;
+            /** Format: uuid */
+            projectId: string;
+            verified: boolean;
+            records: components["schemas"]["DomainRecord"][];
+            verifiedAt: string | null;
+            /** @description Last DNS check; null on a domain an operator verified without DNS */
+            lastCheckedAt: string | null;
+            /** @description Mail to addresses of this domain and its subdomains is received while the domain is verified (MX to the inbound receiver): email.received events (docs/bounces.md "Inbound mail") */
+            inboundEnabled: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        User: {
+            /** Format: uuid */
+            id: string;
+            /** Format: email */
+            email: string;
+            isAdmin: boolean;
+            emailVerified: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        Member: {
+            /** Format: uuid */
+            userId: string;
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            role: "OWNER" | "ADMIN" | "MEMBER";
+            /**
+             * Format: date-time
+             * @description When they joined
+             */
+            createdAt: string;
+        };
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            role: "OWNER" | "ADMIN" | "MEMBER";
+            /** @description Null once the inviter's account is gone */
+            invitedBy: {
+                /** Format: uuid */
+                userId: string;
+                /** Format: email */
+                email: string;
+            } | null;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        InvitationPreview: {
+            /**
+             * Format: email
+             * @description The invited address: sign up or sign in with it
+             */
+            email: string;
+            projectName: string;
+            /** @enum {string} */
+            role: "OWNER" | "ADMIN" | "MEMBER";
+            /** @description The inviter's address; null once their account is gone */
+            invitedBy: string | null;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        Workflow: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** @constant */
+            triggerType: "EVENT";
+            triggerConfig: {
+                eventName: string;
+            };
+            enabled: boolean;
+            /** @description false: at most one execution ever per contact */
+            allowReentry: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WorkflowListItem: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** @constant */
+            triggerType: "EVENT";
+            triggerConfig: {
+                eventName: string;
+            };
+            enabled: boolean;
+            /** @description false: at most one execution ever per contact */
+            allowReentry: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Steps, the TRIGGER included */
+            stepCount: number;
+            /** @description Executions ever started */
+            executionCount: number;
+            /** @description Executions RUNNING or WAITING */
+            activeExecutionCount: number;
+        };
+        WorkflowStepStats: {
+            /** @description Step executions (visits) of the step */
+            entered: number;
+            /** @description COMPLETED or SKIPPED (a step passed over counts as done) */
+            completed: number;
+            /** @description PENDING, WAITING or RUNNING */
+            waiting: number;
+            failed: number;
+            /** @description SEND_EMAIL: emails accepted by the relay (or further) */
+            sent?: number;
+            delivered?: number;
+            opened?: number;
+            clicked?: number;
+            bounced?: number;
+        };
+        WorkflowStep: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
+            name: string;
+            /** @description Per step type: see the *Config schemas (DESIGN §9) */
+            config: {
+                [key: string]: unknown;
+            };
+            position: {
+                x: number;
+                y: number;
+            };
+            /** @description SEND_EMAIL: the template (null if it is gone) */
+            template?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                subject: string;
+                type: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WorkflowStepWithStats: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
+            name: string;
+            /** @description Per step type: see the *Config schemas (DESIGN §9) */
+            config: {
+                [key: string]: unknown;
+            };
+            position: {
+                x: number;
+                y: number;
+            };
+            /** @description SEND_EMAIL: the template (null if it is gone) */
+            template?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                subject: string;
+                type: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            stats: components["schemas"]["WorkflowStepStats"];
+        };
+        WorkflowTransition: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            fromStepId: string;
+            /** Format: uuid */
+            toStepId: string;
+            branch: ("yes" | "no" | "event" | "timeout") | null;
+        };
+        WorkflowDetail: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** @constant */
+            triggerType: "EVENT";
+            triggerConfig: {
+                eventName: string;
+            };
+            enabled: boolean;
+            /** @description false: at most one execution ever per contact */
+            allowReentry: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            steps: components["schemas"]["WorkflowStepWithStats"][];
+            transitions: components["schemas"]["WorkflowTransition"][];
+        };
+        WorkflowAddedStep: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
+            name: string;
+            /** @description Per step type: see the *Config schemas (DESIGN §9) */
+            config: {
+                [key: string]: unknown;
+            };
+            position: {
+                x: number;
+                y: number;
+            };
+            /** @description SEND_EMAIL: the template (null if it is gone) */
+            template?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                subject: string;
+                type: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description With insert or after: the transitions the call created (the replaced one is deleted) */
+            transitions?: components["schemas"]["WorkflowTransition"][];
+        };
+        WorkflowFields: {
+            data: {
+                /** @description As used in a CONDITION filter: email, data.plan, event.orderId, context.<key>… */
+                field: string;
+                /**
+                 * @description contact: standard field; data: contact data key; event: the execution's event data; context: the execution context; trackedEvent: a tracked event (triggered… operators)
+                 * @enum {string}
+                 */
+                source: "contact" | "data" | "event" | "context" | "trackedEvent";
+                /** @enum {string} */
+                type: "string" | "number" | "boolean" | "date" | "object" | "array" | "any";
+                /** @description Operators the field takes */
+                operators: string[];
+                /** @description A pattern to fill in (`context.<key>`), not a key seen in data */
+                hint: boolean;
+                /** @description data: contacts having the key; event: sampled events carrying it */
+                count?: number;
+            }[];
+            eventName: string | null;
+            /** @description Events of eventName looked at (the latest, at most 1,000) */
+            sampledEvents: number;
         };
         WorkflowExecution: {
             /** Format: uuid */
@@ -3444,7 +3454,7 @@ export interface components {
             /** @description The event's id; for campaign and workflow items `<campaign or execution id>:<moment>` */
             id: string;
             /** @enum {string} */
-            type: "email.sent" | "email.delivery" | "email.open" | "email.click" | "email.bounce" | "email.complaint" | "contact.subscribed" | "contact.unsubscribed" | "segment.entry" | "segment.exit" | "event.tracked" | "campaign.scheduled" | "campaign.sent" | "workflow.started" | "workflow.completed" | "workflow.failed";
+            type: "email.sent" | "email.delivery" | "email.open" | "email.click" | "email.bounce" | "email.complaint" | "email.received" | "contact.subscribed" | "contact.unsubscribed" | "segment.entry" | "segment.exit" | "event.tracked" | "campaign.scheduled" | "campaign.sent" | "workflow.started" | "workflow.completed" | "workflow.failed";
             /** Format: date-time */
             timestamp: string;
             /** @description The contact of the item (absent on campaign items) */
@@ -3478,7 +3488,7 @@ export interface components {
         ActivityTypes: {
             data: {
                 /** @enum {string} */
-                type: "email.sent" | "email.delivery" | "email.open" | "email.click" | "email.bounce" | "email.complaint" | "contact.subscribed" | "contact.unsubscribed" | "segment.entry" | "segment.exit" | "event.tracked" | "campaign.scheduled" | "campaign.sent" | "workflow.started" | "workflow.completed" | "workflow.failed";
+                type: "email.sent" | "email.delivery" | "email.open" | "email.click" | "email.bounce" | "email.complaint" | "email.received" | "contact.subscribed" | "contact.unsubscribed" | "segment.entry" | "segment.exit" | "event.tracked" | "campaign.scheduled" | "campaign.sent" | "workflow.started" | "workflow.completed" | "workflow.failed";
                 /** @enum {string} */
                 source: "events" | "campaigns" | "workflows";
                 /** @description The project has at least one item of this type (any time) */
@@ -9725,7 +9735,7 @@ export interface operations {
                 limit?: number;
                 /** @description The `cursor` of the previous page */
                 cursor?: string;
-                /** @description Comma list of types (email.sent, email.delivery, email.open, email.click, email.bounce, email.complaint, contact.subscribed, contact.unsubscribed, segment.entry, segment.exit, event.tracked, campaign.scheduled, campaign.sent, workflow.started, workflow.completed, workflow.failed); default every type */
+                /** @description Comma list of types (email.sent, email.delivery, email.open, email.click, email.bounce, email.complaint, email.received, contact.subscribed, contact.unsubscribed, segment.entry, segment.exit, event.tracked, campaign.scheduled, campaign.sent, workflow.started, workflow.completed, workflow.failed); default every type */
                 types?: string;
                 /** @description Only this contact's activity (campaign items have no contact: left out) */
                 contactId?: string;
@@ -10867,6 +10877,131 @@ export interface operations {
             };
             /** @description The request (headers, or body) did not arrive in time (BODY_TIMEOUT_SECONDS) */
             408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `error.errors[]` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (message masked; quote the requestId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    patchDomainsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateDomainBodyInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description Malformed request (invalid JSON, bad Content-Length) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid credentials (see the security of this operation) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credentials valid but not allowed here: project disabled, not a member of the X-Project-Id project, or refused by the route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such resource in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request (headers, or body) did not arrive in time (BODY_TIMEOUT_SECONDS) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type: send `Content-Type: application/json` */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16131,7 +16266,7 @@ export interface operations {
                     triggerType?: "EVENT";
                     /** @description 409 on an enabled workflow with active executions */
                     triggerConfig?: {
-                        /** @description A tracked event name, contact.subscribed, contact.unsubscribed, segment.<slug>.entry|exit, or email.sent, email.delivery, email.open, email.click, email.bounce, email.complaint */
+                        /** @description A tracked event name, contact.subscribed, contact.unsubscribed, segment.<slug>.entry|exit, or email.sent, email.delivery, email.open, email.click, email.bounce, email.complaint, email.received */
                         eventName: string;
                     };
                 };
