@@ -144,6 +144,18 @@ const envSchema = z.object({
     }),
   POSTMARK_WEBHOOK_USER: z.string().optional(),
   POSTMARK_WEBHOOK_PASSWORD: z.string().optional(),
+  POSTMARK_WEBHOOK_HEADER: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (!v?.trim()) return undefined;
+      const match = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):\s*(\S.*?)\s*$/.exec(v);
+      if (!match?.[1] || !match[2] || match[2].length < 16) {
+        ctx.addIssue({ code: 'custom', message: 'POSTMARK_WEBHOOK_HEADER must be "Name: value" with a value of at least 16 characters (a custom header set on the Postmark webhook)' });
+        return z.NEVER;
+      }
+      return { name: match[1].toLowerCase(), value: match[2] };
+    }),
   MAILGUN_WEBHOOK_SIGNING_KEY: z.string().optional(),
   SENDGRID_WEBHOOK_PUBLIC_KEY: z
     .string()
@@ -380,8 +392,11 @@ export interface BillingConfig {
 /** STRIPE_SECRET_KEY turns billing on; it then needs the webhook secret and the price. */
 /** The relay providers' webhook secrets (docs/bounces.md, Provider webhooks). */
 export interface ProviderWebhookSecrets {
-  /** POSTMARK_WEBHOOK_USER / POSTMARK_WEBHOOK_PASSWORD: the HTTP Basic credentials of the webhook URL. */
-  readonly postmark?: { readonly user: string; readonly password: string };
+  /**
+   * POSTMARK_WEBHOOK_USER / POSTMARK_WEBHOOK_PASSWORD: the HTTP Basic credentials of the webhook
+   * URL; POSTMARK_WEBHOOK_HEADER: a custom header the webhook sends. Each one set is required.
+   */
+  readonly postmark?: { readonly basic?: { readonly user: string; readonly password: string }; readonly header?: { readonly name: string; readonly value: string } };
   /** MAILGUN_WEBHOOK_SIGNING_KEY: the HTTP webhook signing key. */
   readonly mailgunSigningKey?: string;
   /** SENDGRID_WEBHOOK_PUBLIC_KEY: the Signed Event Webhook's verification key (base64 DER). */
@@ -393,6 +408,7 @@ export interface ProviderWebhookSecrets {
 function providerWebhooksOf(e: {
   POSTMARK_WEBHOOK_USER?: string;
   POSTMARK_WEBHOOK_PASSWORD?: string;
+  POSTMARK_WEBHOOK_HEADER?: { name: string; value: string };
   MAILGUN_WEBHOOK_SIGNING_KEY?: string;
   SENDGRID_WEBHOOK_PUBLIC_KEY?: string;
   RESEND_WEBHOOK_SECRET?: string;
@@ -403,7 +419,10 @@ function providerWebhooksOf(e: {
   if (password && !user) throw new ConfigError('POSTMARK_WEBHOOK_USER must be set with POSTMARK_WEBHOOK_PASSWORD (Postmark webhooks authenticate with both)');
   if (user.includes(':')) throw new ConfigError('POSTMARK_WEBHOOK_USER must not contain ":" (HTTP Basic user names cannot)');
   return Object.freeze({
-    postmark: user ? Object.freeze({ user, password }) : undefined,
+    postmark:
+      user || e.POSTMARK_WEBHOOK_HEADER
+        ? Object.freeze({ basic: user ? Object.freeze({ user, password }) : undefined, header: e.POSTMARK_WEBHOOK_HEADER ? Object.freeze({ ...e.POSTMARK_WEBHOOK_HEADER }) : undefined })
+        : undefined,
     mailgunSigningKey: e.MAILGUN_WEBHOOK_SIGNING_KEY?.trim() || undefined,
     sendgridPublicKey: e.SENDGRID_WEBHOOK_PUBLIC_KEY,
     resendSecret: e.RESEND_WEBHOOK_SECRET,

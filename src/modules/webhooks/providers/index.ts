@@ -87,8 +87,8 @@ export function createProviderHandler(db: Kysely<Database>, opts: ProviderOption
     const log = request.log;
     switch (provider) {
       case 'postmark': {
-        const creds = opts.secrets.postmark ?? unconfigured(provider, 'POSTMARK_WEBHOOK_USER and POSTMARK_WEBHOOK_PASSWORD');
-        const reason = checkPostmark(first(h.authorization), creds);
+        const creds = opts.secrets.postmark ?? unconfigured(provider, 'POSTMARK_WEBHOOK_USER and POSTMARK_WEBHOOK_PASSWORD, or POSTMARK_WEBHOOK_HEADER');
+        const reason = checkPostmark(h, creds);
         if (reason) refuse(log, provider, reason);
         return { events: parsePostmark(body) };
       }

@@ -18,11 +18,26 @@ function stale(timestamp: string | undefined, now: number): string | undefined {
   return Math.abs(now / 1000 - Number(timestamp)) > TOLERANCE_SECONDS ? `timestamp ${timestamp} is more than ${TOLERANCE_SECONDS} s away` : undefined;
 }
 
-/** Postmark: no HMAC; the webhook URL carries HTTP Basic credentials (https://user:password@host/…). */
-export function checkPostmark(authorization: string | undefined, creds: { user: string; password: string }): string | undefined {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
-  if (!match?.[1]) return 'no HTTP Basic credentials';
-  return same(Buffer.from(match[1], 'base64').toString('utf8'), `${creds.user}:${creds.password}`) ? undefined : 'wrong HTTP Basic credentials';
+/**
+ * Postmark: no HMAC. Its webhook URL carries HTTP Basic credentials (https://user:password@host/…)
+ * and/or the webhook sends a custom header; each one configured must match.
+ */
+export function checkPostmark(
+  headers: Record<string, string | string[] | undefined>,
+  cfg: { basic?: { user: string; password: string }; header?: { name: string; value: string } },
+): string | undefined {
+  if (cfg.basic) {
+    const authorization = headers.authorization;
+    const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(typeof authorization === 'string' ? authorization : '');
+    if (!match?.[1]) return 'no HTTP Basic credentials';
+    if (!same(Buffer.from(match[1], 'base64').toString('utf8'), `${cfg.basic.user}:${cfg.basic.password}`)) return 'wrong HTTP Basic credentials';
+  }
+  if (cfg.header) {
+    const value = headers[cfg.header.name];
+    if (typeof value !== 'string') return `no ${cfg.header.name} header`;
+    if (!same(value.trim(), cfg.header.value)) return `wrong ${cfg.header.name} header`;
+  }
+  return undefined;
 }
 
 /** Mailgun: `signature` = hex HMAC-SHA256(signing key, timestamp + token), in the body. */
