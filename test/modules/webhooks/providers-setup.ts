@@ -142,6 +142,15 @@ export function describeProvider(kit: ProviderKit, more?: (ctx: ProviderTestCont
       expect(await eventsOf(ctx.t.db, d.contactId, 'email.bounce')).toHaveLength(1);
     });
 
+    it('an event naming our email but another recipient is ignored with 200 (metadata and quoted headers can be set by any sender)', async () => {
+      const d = await ctx.sent();
+      for (const kind of ['bounce', 'complaint'] as const) {
+        const res = await ctx.post(kit.signed(kind, { ...d, to: `someone-else-${randomBytes(3).toString('hex')}@recipient.example` }));
+        expect(res.statusCode, res.body).toBe(200);
+      }
+      expect(await ctx.state(d)).toEqual(untouched);
+    });
+
     it('an unknown Message-ID is ignored with 200', async () => {
       const d = await ctx.sent();
       const stranger = { ...d, messageId: `<${randomUUID()}@elsewhere.example>`, emailId: randomUUID() };

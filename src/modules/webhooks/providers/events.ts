@@ -4,7 +4,20 @@ import type { EmailRef, FeedbackEvent } from '../../bounces/index.js';
  * What a provider's event becomes: the feedback event for the shared path (src/modules/bounces)
  * and how to find our email, or the reason it is ignored.
  */
-export type ProviderEvent = (FeedbackEvent & { ref: EmailRef }) | { ignored: string };
+export type ProviderEvent = (FeedbackEvent & Target) | { ignored: string };
+
+/**
+ * How to find the email, and the recipient addresses the event is about (lower case; empty when
+ * it names none): an email found whose recipient is not among them is not the event's.
+ */
+export interface Target {
+  ref: EmailRef;
+  recipients: string[];
+}
+
+/** The recipient addresses of an event, lower case. */
+export const recipientsOf = (...values: unknown[]): string[] =>
+  values.flatMap((v) => (Array.isArray(v) ? v : [v])).flatMap((v) => (typeof v === 'string' && v.includes('@') ? [v.trim().toLowerCase()] : []));
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

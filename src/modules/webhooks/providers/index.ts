@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 import type { ProviderWebhookSecrets } from '../../../config.js';
 import type { Database } from '../../../db/schema.js';
 import { ApiError, ErrorCode } from '../../../http/errors.js';
-import { applyFeedback } from '../../bounces/index.js';
+import { applyFeedback, type EmailRef } from '../../bounces/index.js';
+import { type FeedbackEmail, findEmailByMessageIds, findEmailsByIds } from '../../emails/index.js';
 import type { ProviderEvent } from './events.js';
 import { parseMailgun } from './mailgun.js';
 import { parsePostmark } from './postmark.js';
@@ -57,6 +58,12 @@ export function detectProvider(request: FastifyRequest, body: unknown): Provider
     if (typeof b.type === 'string' && b.type.startsWith('email.') && b.data && typeof b.data === 'object') return 'resend';
   }
   return 'ses';
+}
+
+/** The project email an event names (SYSTEM emails are not found), read through the emails facade. */
+async function findEmail(db: Kysely<Database>, ref: EmailRef): Promise<FeedbackEmail | undefined> {
+  if ('email' in ref) return ref.email;
+  return db.transaction().execute(async (trx) => ('emailId' in ref ? (await findEmailsByIds(trx, [ref.emailId])).get(ref.emailId) : findEmailByMessageIds(trx, ref.messageIds)));
 }
 
 export interface ProviderOptions {
@@ -134,8 +141,14 @@ export function createProviderHandler(db: Kysely<Database>, opts: ProviderOption
         log.info({ reason: event.ignored }, 'provider event ignored');
         continue;
       }
-      const { ref, ...feedback } = event;
-      const outcome = await applyFeedback(db, ref, feedback, log, { autoDisable: opts.autoDisable });
+      const { ref, recipients, ...feedback } = event;
+      const email = await findEmail(db, ref);
+      // Metadata and quoted headers can be set by whoever sends: the email must also be to the event's recipient.
+      if (email && recipients.length > 0 && !recipients.includes(email.to_email.toLowerCase())) {
+        log.warn({ ref, recipients, emailId: email.id }, 'provider event names an email of another recipient: ignored');
+        continue;
+      }
+      const outcome = await applyFeedback(db, { email }, feedback, log, { autoDisable: opts.autoDisable });
       log.info({ kind: feedback.kind, outcome, ref }, 'provider event applied');
     }
     if (replayKey) replays.add(replayKey, now());

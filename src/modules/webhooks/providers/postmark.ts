@@ -1,4 +1,4 @@
-import { compact, obj, type ProviderEvent, refOf, str } from './events.js';
+import { compact, recipientsOf, obj, type ProviderEvent, refOf, str } from './events.js';
 
 /**
  * Postmark webhooks (https://postmarkapp.com/developer/webhooks/webhooks-overview): one JSON
@@ -24,17 +24,17 @@ export function parsePostmark(body: unknown): ProviderEvent[] {
   const recordType = str(r.RecordType);
   const metadata = obj(r.Metadata);
   const quoted = typeof r.Content === 'string' ? [...r.Content.slice(0, 256 * 1024).matchAll(QUOTED_MESSAGE_ID)].map((m) => m[1]) : [];
-  const ref = refOf(metadata, quoted);
+  const target = { ref: refOf(metadata, quoted), recipients: recipientsOf(r.Email, r.Recipient) };
   const id = str(r.ID);
-  if (recordType === 'Delivery') return [{ kind: 'delivery', ref, data: compact({ provider: 'postmark', smtpResponse: str(r.Details), deliveredAt: str(r.DeliveredAt) }) }];
+  if (recordType === 'Delivery') return [{ kind: 'delivery', ...target, data: compact({ provider: 'postmark', smtpResponse: str(r.Details), deliveredAt: str(r.DeliveredAt) }) }];
   if (recordType !== 'Bounce' && recordType !== 'SpamComplaint') return [{ ignored: `Postmark RecordType ${recordType ?? '(none)'} is not acted on` }];
   const type = str(r.Type) ?? (typeof r.TypeCode === 'number' ? TYPE_CODES[r.TypeCode] : undefined) ?? 'Unknown';
   if (recordType === 'SpamComplaint' || type === 'SpamComplaint') {
-    return [{ kind: 'complaint', ref, data: compact({ provider: 'postmark', complaintFeedbackType: 'abuse', feedbackId: id }) }];
+    return [{ kind: 'complaint', ...target, data: compact({ provider: 'postmark', complaintFeedbackType: 'abuse', feedbackId: id }) }];
   }
   if (NOT_BOUNCES.has(type)) return [{ ignored: `Postmark bounce type ${type} is not a delivery failure` }];
   const data = compact({ provider: 'postmark', bounceType: HARD.has(type) ? 'Permanent' : 'Transient', bounceSubType: type, diagnosticCode: str(r.Details) ?? str(r.Description), feedbackId: id });
   // Without an ID (never in practice), the record's own fields name it.
   const reportKey = `postmark:${id ?? `${str(r.Email) ?? ''}:${str(r.BouncedAt) ?? ''}:${type}`}`;
-  return [{ kind: 'bounce', permanent: HARD.has(type), reportKey, ref, data }];
+  return [{ kind: 'bounce', permanent: HARD.has(type), reportKey, ...target, data }];
 }
