@@ -202,6 +202,11 @@ describe('GET /activity', () => {
 
 describe('GET /activity/types', () => {
   it('lists every type with whether the project has any', async () => {
+    // email.received (inbound mail, docs/bounces.md): outside every window the tests above read.
+    await t.db.db
+      .insertInto('events')
+      .values({ project_id: project.id, contact_id: known.contacts.bob.id, name: 'email.received', data: JSON.stringify({ subject: 'Hi' }), created_at: new Date(Date.now() - 50 * 86_400_000) })
+      .execute();
     const res = await get(t.app, project, '/activity/types');
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json<{ data: { type: string; source: string; available: boolean }[] }>();
