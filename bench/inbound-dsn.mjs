@@ -17,7 +17,7 @@
 // every report stored, every hard bounce BOUNCED and suppressed, every soft bounce counted.
 // /v1/send beside it (phase "send"): 4 clients POST /v1/send (one recipient each, a second
 // project: the bounced one is auto-disabled by its bounce rate) for --send-seconds alone, then
-// during the reports; the two acceptance rates are compared.
+// during the reports; the two acceptance rates are compared (--send-seconds 0: the phase alone only).
 // Profiling: --cpu-prof DIR writes a V8 CPU profile of the worker+receiver process when it exits;
 // --pg-stats turns on track_functions (ALTER SYSTEM, reloaded) and prints, per phase, the time
 // PostgreSQL spent in each trigger function and the rows written per table.
@@ -37,7 +37,7 @@ const arg = (name, fallback) => {
 };
 const opts = {
   emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')), sources: Number(arg('sources', '3')), sendSeconds: Number(arg('send-seconds', '8')),
-  phases: arg('phases', 'alone,send').split(','), cpuProf: arg('cpu-prof', undefined), pgStats: process.argv.includes('--pg-stats'),
+  phases: arg('phases', process.argv.includes('--send-seconds') && Number(arg('send-seconds', '8')) === 0 ? 'alone' : 'alone,send').split(','), cpuProf: arg('cpu-prof', undefined), pgStats: process.argv.includes('--pg-stats'),
 };
 if (opts.phases.some((p) => p !== 'alone' && p !== 'send')) throw new Error('--phases: alone, send or both (alone,send)');
 const fetch = globalThis.fetch;

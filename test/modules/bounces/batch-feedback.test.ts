@@ -158,6 +158,9 @@ describe('applyFeedbackBatchIn', () => {
     const first = await state([e1, e2]);
     expect(await batch([{ email: e2, event: complaint() }, { email: e1, event: hard() }, { email: e1, event: hard() }])).toEqual(['duplicate', 'duplicate', 'duplicate']);
     expect(await state([e1, e2])).toEqual(first);
+    // A delivery notification after the bounce is recorded (its time, its event) but the status stays.
+    expect(await batch([{ email: e1, event: delivery() }])).toEqual(['recorded']);
+    expect((await state([e1])).emails[0]).toMatchObject({ status: 'BOUNCED', delivered: true });
   });
 
   it('a FAILED email is not trackable and keeps its status', async () => {
