@@ -25,6 +25,7 @@ import { billingRoutes, billingSetupStateReader } from './modules/billing/index.
 import { campaignsRoutes } from './modules/campaigns/index.js';
 import { contactExportRoutes, contactJobsRoutes, contactsRoutes, fieldsRoutes } from './modules/contacts/index.js';
 import { domainsRoutes } from './modules/domains/index.js';
+import { inboundMailRoutes } from './modules/bounces/index.js';
 import { emailsRoutes, sendRoutes } from './modules/emails/index.js';
 import { eventsRoutes, trackRoutes } from './modules/events/index.js';
 import { type OAuthEndpointOverrides, oauthRoutes } from './modules/oauth/index.js';
@@ -145,6 +146,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(activityRoutes, deps);
   await app.register(analyticsRoutes, deps);
   await app.register(domainsRoutes, deps);
+  await app.register(inboundMailRoutes, deps);
   await app.register(templatesRoutes, deps);
   await app.register(sendRoutes, deps);
   await app.register(emailsRoutes, deps);

@@ -1,5 +1,6 @@
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { isUuid } from '../../lib/uuid.js';
 import type { AttachmentInfo } from './parse/received.js';
 
 /** One received message for one project (migration 0033), before its event exists. */
@@ -61,4 +62,38 @@ export async function findRepliedEmail(trx: Transaction<Database>, projectId: st
     .limit(1)
     .executeTakeFirst();
   return row ? { id: row.id, campaignId: row.campaign_id } : undefined;
+}
+
+/** A stored message of the project as GET /inbound-messages/:id answers it; undefined when the project has none with this id. */
+export async function findInboundMessage(db: Kysely<Database>, projectId: string, id: string) {
+  if (!isUuid(id)) return undefined;
+  const { rows } = await sql<{
+    id: string; received_at: Date; contact_id: string; event_id: string | null; mail_from: string; rcpt_to: string[]; from_address: string;
+    to_addresses: string[]; cc_addresses: string[]; subject: string; message_id: string | null; in_reply_to: string | null; campaign_id: string | null;
+    email_id: string | null; text_body: string; text_truncated: boolean; html_body: string | null; html_truncated: boolean; attachments: AttachmentInfo[]; size: number;
+  }>`SELECT * FROM inbound_messages WHERE id = ${id}::uuid AND project_id = ${projectId}::uuid`.execute(db);
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    id: r.id,
+    receivedAt: r.received_at.toISOString(),
+    contactId: r.contact_id,
+    eventId: r.event_id,
+    mailFrom: r.mail_from,
+    recipients: r.rcpt_to,
+    from: r.from_address,
+    to: r.to_addresses,
+    cc: r.cc_addresses,
+    subject: r.subject,
+    messageId: r.message_id,
+    inReplyTo: r.in_reply_to,
+    campaignId: r.campaign_id,
+    emailId: r.email_id,
+    text: r.text_body,
+    textTruncated: r.text_truncated,
+    html: r.html_body,
+    htmlTruncated: r.html_truncated,
+    attachments: r.attachments,
+    size: r.size,
+  };
 }

@@ -13,3 +13,6 @@ export { listStoredFeedback, type StoredFeedback } from './inbound.repo.js';
 export { replayStoredFeedback, type ReplayResult } from './inbound.replay.js';
 export { type InboundReceiver, type ReceiverOptions, startInboundReceiver } from './receiver.js';
 export { returnPathsOf, startConfiguredReceiver } from './start.js';
+
+// Routes last (they import other modules' facades).
+export { inboundMailRoutes } from './inbound-mail.routes.js';

@@ -116,6 +116,24 @@ describe('mail to a verified inbound domain', () => {
     const { rows } = await sql<{ html_body: string; event_id: string; contact_id: string }>`
       SELECT html_body, event_id, contact_id FROM inbound_messages WHERE id = ${data.inboundMessageId as string}::uuid`.execute(t.db.db);
     expect(rows[0]).toMatchObject({ html_body: expect.stringContaining('where is my parcel?'), event_id: events[0]?.id, contact_id: contact?.id });
+
+    // GET /inbound-messages/:id: the stored bodies; another project's message is 404.
+    const res = await api(a.project, 'GET', `/inbound-messages/${data.inboundMessageId as string}`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      id: data.inboundMessageId,
+      contactId: contact?.id,
+      eventId: events[0]?.id,
+      from,
+      subject: 'Question about my order',
+      text: 'Hello,\nwhere is my parcel?',
+      html: expect.stringContaining('<p>Hello,<br>where is my parcel?</p>'),
+      attachments: [{ filename: 'invoice.pdf', contentType: 'application/pdf', size: 12_345 }],
+      campaignId: null,
+    });
+    const other = (await newProject(t.app)).project;
+    expectEnvelope(await api(other, 'GET', `/inbound-messages/${data.inboundMessageId as string}`), 404, 'NOT_FOUND');
+    expectEnvelope(await api(a.project, 'GET', '/inbound-messages/not-an-id'), 404, 'NOT_FOUND');
   });
 
   it('a subdomain of the inbound domain is received too; the same message delivered twice is recorded once', async () => {
