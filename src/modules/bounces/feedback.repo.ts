@@ -27,19 +27,6 @@ export async function unsubscribeContacts(trx: Transaction<Database>, contacts: 
     WHERE c.id = t.id AND c.subscribed`.execute(trx);
 }
 
-/** Records one soft bounce of an email; false when this report was already counted (a replay). */
-export async function insertSoftBounce(
-  trx: Transaction<Database>,
-  row: { projectId: string; address: string; emailId: string; reportKey: string; detail: string | null },
-): Promise<boolean> {
-  const { rows } = await sql<{ inserted: number }>`
-    INSERT INTO soft_bounces (project_id, address, email_id, report_key, detail)
-    VALUES (${row.projectId}, ${row.address.toLowerCase()}, ${row.emailId}, ${row.reportKey.slice(0, 200)}, ${row.detail})
-    ON CONFLICT (email_id, report_key) DO NOTHING
-    RETURNING 1 AS inserted`.execute(trx);
-  return rows.length > 0;
-}
-
 export interface SoftBounceStreak {
   /** Distinct emails to the address that soft-bounced since its last sign of life (within the window). */
   emails: number;
@@ -48,14 +35,17 @@ export interface SoftBounceStreak {
 }
 
 /**
- * The address's current soft-bounce streak: soft bounces within `windowDays`, after the last sign
- * of life of the address (a delivery notification, an open or a click of an email to it, read
- * through the contact's emails: emails_contact_idx). Several reports about one email count once.
+ * Records one soft bounce of an email and answers its address's soft-bounce streak with it, in
+ * one statement; undefined when this report was already counted (a replay: nothing recorded).
+ * The streak: soft bounces within `windowDays`, after the last sign of life of the address (a
+ * delivery notification, an open or a click of an email to it, read through the contact's emails:
+ * emails_contact_idx). Several reports about one email count once. (The statement's scan of
+ * soft_bounces does not see its own insert, which is added from RETURNING.)
  */
-export async function softBounceStreak(
+export async function countSoftBounce(
   trx: Transaction<Database>,
-  q: { projectId: string; address: string; contactId: string | null; windowDays: number },
-): Promise<SoftBounceStreak> {
+  q: { projectId: string; address: string; emailId: string; contactId: string | null; reportKey: string; detail: string | null; windowDays: number },
+): Promise<SoftBounceStreak | undefined> {
   const address = q.address.toLowerCase();
   const since = sql`now() - make_interval(days => ${q.windowDays})`;
   const alive =
@@ -64,11 +54,23 @@ export async function softBounceStreak(
       : sql`(SELECT max(greatest(e.delivered_at, e.opened_at, e.clicked_at)) FROM emails e
              WHERE e.contact_id = ${q.contactId} AND e.created_at > ${since} - interval '1 day'
                AND e.project_id = ${q.projectId} AND lower(e.to_email) = ${address})`;
-  const { rows } = await sql<{ emails: number; first: Date | null; last: Date | null }>`
-    SELECT count(DISTINCT s.email_id)::int AS emails, min(s.bounced_at) AS first, max(s.bounced_at) AS last
-    FROM soft_bounces s
-    WHERE s.project_id = ${q.projectId} AND s.address = ${address}
-      AND s.bounced_at > ${since}
+  const { rows } = await sql<{ inserted: number; emails: number; first: Date | null; last: Date | null }>`
+    WITH ins AS (
+      INSERT INTO soft_bounces (project_id, address, email_id, report_key, detail)
+      VALUES (${q.projectId}, ${address}, ${q.emailId}, ${q.reportKey.slice(0, 200)}, ${q.detail})
+      ON CONFLICT (email_id, report_key) DO NOTHING
+      RETURNING email_id, bounced_at
+    )
+    SELECT (SELECT count(*) FROM ins)::int AS inserted,
+           count(DISTINCT s.email_id)::int AS emails, min(s.bounced_at) AS first, max(s.bounced_at) AS last
+    FROM (
+      SELECT email_id, bounced_at FROM soft_bounces WHERE project_id = ${q.projectId} AND address = ${address}
+      UNION ALL
+      SELECT email_id, bounced_at FROM ins
+    ) s
+    WHERE s.bounced_at > ${since}
       AND s.bounced_at > coalesce(${alive}, '-infinity'::timestamptz)`.execute(trx);
-  return rows[0] ?? { emails: 0, first: null, last: null };
+  const row = rows[0];
+  if (!row || row.inserted === 0) return undefined;
+  return { emails: row.emails, first: row.first, last: row.last };
 }

@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { type FeedbackEmail, findEmailByMessageIds, findEmailsByIds, noteSoftBounce, recordMilestones } from '../emails/index.js';
 import { checkProjectReputation } from '../security/index.js';
 import { addSuppressions, type NewSuppression } from '../suppressions/index.js';
-import { insertSoftBounce, softBounceStreak, unsubscribeContacts } from './feedback.repo.js';
+import { countSoftBounce, unsubscribeContacts } from './feedback.repo.js';
 
 /**
  * THE feedback path: every delivery, bounce and complaint report about one of our emails, from
@@ -126,7 +126,8 @@ const addressKey = (email: FeedbackEmail) => `${email.project_id}\n${email.to_em
  * How: milestones (deliveries, hard bounces, complaints) wait and are written together
  * (recordMilestones: one UPDATE of the emails, one INSERT of their events; then one UPDATE of
  * the contacts to unsubscribe and one INSERT of the suppressions). Soft bounces and delays are
- * applied as they come, one by one; a soft bounce first writes the waiting milestones when one of
+ * applied as they come, one by one (a soft bounce: its count with its streak in one statement, and
+ * the note on the email); a soft bounce first writes the waiting milestones when one of
  * them is a delivery to its address (a sign of life its streak must see). Nothing else a soft
  * bounce reads (its address's soft bounces, the deliveries, opens and clicks of its contact's
  * emails) is written by a waiting bounce or complaint, so the order of effects is the same.
@@ -206,10 +207,17 @@ async function applySoftBounce(
   event: Extract<FeedbackEvent, { kind: 'bounce' }>,
 ): Promise<Outcome | { data: Record<string, unknown> }> {
   const reason = detailOf(event.data);
-  const counted = await insertSoftBounce(trx, { projectId: email.project_id, address: email.to_email, emailId: email.id, reportKey: event.reportKey, detail: reason });
-  if (!counted) return 'duplicate';
+  const streak = await countSoftBounce(trx, {
+    projectId: email.project_id,
+    address: email.to_email,
+    emailId: email.id,
+    contactId: email.contact_id,
+    reportKey: event.reportKey,
+    detail: reason,
+    windowDays: SOFT_BOUNCE_WINDOW_DAYS,
+  });
+  if (!streak) return 'duplicate';
   await noteSoftBounce(trx, email.id, `Soft bounce: ${reason ?? 'no reason given'}`);
-  const streak = await softBounceStreak(trx, { projectId: email.project_id, address: email.to_email, contactId: email.contact_id, windowDays: SOFT_BOUNCE_WINDOW_DAYS });
   const spanHours = streak.first && streak.last ? (streak.last.getTime() - streak.first.getTime()) / 3_600_000 : 0;
   if (streak.emails < SOFT_BOUNCE_LIMIT || spanHours < SOFT_BOUNCE_SPAN_HOURS) return 'soft-bounce';
   // The rule is met: this bounce is the address's hard bounce.
