@@ -95,6 +95,14 @@ function DomainCard({ domain }: { domain: Domain }) {
       notify({ title: 'Verification failed', description: err.message, tone: 'bad' });
     },
   });
+  const inbound = useMutation({
+    mutationFn: (inboundEnabled: boolean) => unwrap(api.PATCH('/domains/{id}', { params: { path: { id: domain.id } }, body: { inboundEnabled } })),
+    onSuccess: (next) => {
+      replace(next);
+      notify({ title: next.inboundEnabled ? `Mail to ${next.domain} is received` : `Mail to ${next.domain} is no longer received` });
+    },
+    onError: (err) => notify({ title: 'Could not change inbound mail', description: err.message, tone: 'bad' }),
+  });
   const remove = useMutation({
     mutationFn: () => unwrap(api.DELETE('/domains/{id}', { params: { path: { id: domain.id } } })),
     onSuccess: () => {
@@ -131,6 +139,22 @@ function DomainCard({ domain }: { domain: Domain }) {
           </Button>
         </div>
       </CardHeader>
+      <div className="flex flex-wrap items-start gap-3 border-b border-border px-4 py-3 text-sm">
+        <label className="flex items-center gap-2 font-medium">
+          <input
+            type="checkbox"
+            className="size-4 accent-accent"
+            checked={domain.inboundEnabled}
+            disabled={inbound.isPending}
+            onChange={(e) => inbound.mutate(e.target.checked)}
+          />
+          Receive mail
+        </label>
+        <span className="min-w-0 flex-1 text-xs text-fg-muted">
+          {domain.inboundEnabled && !domain.verified ? 'Starts once the domain is verified. ' : ''}
+          Mail to any address of {domain.domain} or its subdomains, routed to this server by an MX record, becomes an email.received event on the sender&apos;s contact.
+        </span>
+      </div>
       <div className="overflow-x-auto">
         <table className="w-full text-sm">
           <thead className="bg-muted text-left text-xs text-fg-muted">
