@@ -29,6 +29,7 @@ const EVENT_TYPES: { type: EventType; label: string }[] = [
   { type: 'email.click', label: 'Link clicked' },
   { type: 'email.bounce', label: 'Hard bounce' },
   { type: 'email.complaint', label: 'Complaint' },
+  { type: 'email.received', label: 'Email received' },
   { type: 'contact.subscribed', label: 'Contact subscribed' },
   { type: 'contact.unsubscribed', label: 'Contact unsubscribed' },
   { type: 'campaign.sent', label: 'Campaign sent' },
