@@ -1,6 +1,7 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import { returnPathsOf } from '../modules/bounces/index.js';
+import { relayHeadersOf } from '../modules/webhooks/index.js';
 import { dkimSecretBox } from '../modules/domains/index.js';
 import { createDelivery, RetryableDeliveryError } from '../modules/emails/index.js';
 import type { JobDeps } from './deps.js';
@@ -24,6 +25,7 @@ export const sendEmail = (deps: JobDeps): Task => {
     dkimBox: dkimSecretBox(deps.config.secret),
     sendingRates: { default: deps.config.projectSendingRate, max: deps.config.maxProjectSendingRate },
     returnPath: returnPathsOf(deps.config),
+    relayHeaders: relayHeadersOf(deps.config),
   });
   return async (payload, helpers) => {
     const { emailId, reserved } = SendEmailPayload.parse(payload);

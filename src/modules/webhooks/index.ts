@@ -1,2 +1,3 @@
 /** The webhooks module's facade: what the app imports. */
+export { relayHeadersOf } from './providers/relay-headers.js';
 export { webhooksRoutes } from './webhooks.routes.js';

@@ -35,6 +35,16 @@ describeProvider(
       expect(await ctx.state(e)).toEqual({ status: 'SENT', events: ['email.sent'], subscribed: true, suppression: undefined });
     });
 
+    it('names each email for Postmark: X-PM-Metadata-email-id on the outgoing message, and a delivery matched by it alone', async () => {
+      const d = await ctx.sent();
+      // Header names are case-insensitive (the composer writes X-Pm-Metadata-Email-Id).
+      expect(ctx.receivedHead(d).toLowerCase()).toContain(`\r\nx-pm-metadata-email-id: ${d.emailId}\r\n`);
+      const delivery = fixture(FIXTURES.delivery, d);
+      expect(delivery).not.toContain(d.messageId.replace(/[<>]/g, ''));
+      expect((await ctx.post({ payload: delivery, headers: { authorization: basic(USER, PASSWORD) } })).statusCode).toBe(200);
+      expect((await ctx.state(d)).status).toBe('DELIVERED');
+    });
+
     it('refuses credentials of another user name', async () => {
       const d = await ctx.sent();
       const res = await ctx.post({ payload: fixture(FIXTURES.bounce, d), headers: { authorization: basic('someone', PASSWORD) } });

@@ -60,6 +60,8 @@ export interface ProviderTestContext {
   sender: Sender;
   post(req: SignedRequest, query?: string): Promise<LightMyRequestResponse>;
   sent(): Promise<Delivered & { from: string }>;
+  /** The header block of the message the sink received for a sent email. */
+  receivedHead(d: Delivered): string;
   state(d: Delivered): Promise<{ status: string; events: string[]; subscribed: boolean; suppression: string | undefined }>;
 }
 
@@ -93,6 +95,10 @@ export function describeProvider(kit: ProviderKit, more?: (ctx: ProviderTestCont
     post: (req, query = '') =>
       app().t.app.inject({ method: 'POST', url: `/webhooks/notifications${query}`, headers: { 'content-type': 'application/json', ...req.headers }, payload: req.payload }),
     sent: async () => ({ ...(await deliver(app().t, sink, app().sender, `r${randomBytes(5).toString('hex')}@recipient.example`)), from: app().sender.from }),
+    receivedHead: (d) => {
+      const raw = sink.messagesTo(d.to).at(-1)?.raw ?? Buffer.alloc(0);
+      return raw.subarray(0, Math.max(0, raw.indexOf('\r\n\r\n'))).toString('latin1');
+    },
     state: async (d) => {
       const db = app().t.db.db;
       const email = await db.selectFrom('emails').select('status').where('id', '=', d.emailId).executeTakeFirstOrThrow();

@@ -67,6 +67,8 @@ export interface DeliveryDeps {
    * (src/modules/bounces, docs/bounces.md). Unset: the From address, as without a bounce domain.
    */
   returnPath?: (emailId: string) => string;
+  /** Headers the relay's webhooks need to name an email (src/modules/webhooks relayHeadersOf); unset: none. */
+  relayHeaders?: (emailId: string) => Record<string, string>;
 }
 
 export interface DeliveryJob {
@@ -164,7 +166,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
         messageId: email.messageId,
         date: new Date(),
         headers: email.headers,
-        preparedHeaders: prepared.headers,
+        preparedHeaders: email.projectId === null ? prepared.headers : { ...prepared.headers, ...deps.relayHeaders?.(email.id) },
         attachments,
       });
       step = 'DKIM signature';
