@@ -280,9 +280,11 @@ export async function markFailed(
 export async function markSent(
   db: Kysely<Database>,
   emailId: string,
-  opts: { messageId: string; note?: string | null; unconfirmed?: boolean },
+  opts: { messageId: string; note?: string | null; unconfirmed?: boolean; subject?: string },
 ): Promise<boolean> {
   const setError = opts.note === undefined ? sql`` : sql`, error = ${opts.note}`;
+  // A campaign email's row holds the campaign's subject template until it is sent: then the subject the recipient got.
+  const setSubject = opts.subject === undefined ? sql`` : sql`, subject = ${opts.subject}`;
   const { rows } = await sql<{ updated: number }>`
     WITH before AS (SELECT id, sent_at IS NULL AS first FROM emails WHERE id = ${emailId} FOR UPDATE),
     updated AS (
@@ -293,6 +295,7 @@ export async function markSent(
         unconfirmed = ${opts.unconfirmed ?? false} AND e.status IN ('PENDING', 'SENDING'),
         updated_at = now()
         ${setError}
+        ${setSubject}
       FROM before b
       WHERE e.id = b.id AND e.status NOT IN ('FAILED', 'CANCELLED')
       RETURNING b.first, e.contact_id, e.project_id

@@ -18,6 +18,8 @@ export interface CapturedMessage {
   envelopeTo: string;
   /** The subject as sent (campaign emails: rendered for the recipient). */
   subject: string;
+  /** The subject was rendered at delivery (a campaign email): stored on the row too. */
+  personalised?: boolean;
   raw: Buffer;
 }
 
@@ -93,7 +95,7 @@ export async function captureAndMarkSent(db: Kysely<Database>, message: Captured
     const captured = await captureMessage(trx, message);
     await trx
       .updateTable('emails')
-      .set({ attempts: sql`attempts + 1`, error: null })
+      .set({ attempts: sql`attempts + 1`, error: null, ...(message.personalised && { subject: message.subject }) })
       .where('id', '=', message.emailId)
       .execute();
     await recordMilestone(trx, { emailId: message.emailId, status: 'SENT', data: { messageId: message.messageId } });

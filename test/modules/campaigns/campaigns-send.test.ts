@@ -47,6 +47,9 @@ describe('sending a campaign', () => {
     const parsed = await simpleParser(raw);
     const n = first?.email.match(/-(\d+)@/)?.[1];
     expect(parsed.subject).toBe(`Hi Name${n}`);
+    // The row keeps the subject as sent (GET /emails/:id, a contact's emails, webhooks), not the template.
+    const firstEmail = emails.find((e) => e.contact_id === first?.id);
+    expect((await api(t.app, s.project, 'GET', `/emails/${firstEmail?.id ?? ''}`)).json()).toMatchObject({ subject: `Hi Name${n}` });
     expect(parsed.html).toContain(`Hello Name${n}, plan ${Number(n) % 2 === 0 ? 'pro' : 'free'}`);
     expect(parsed.html).toContain('/unsubscribe/');
     expect(raw.toString()).toMatch(/^List-Unsubscribe: <http[^>]+\/unsubscribe\//m);

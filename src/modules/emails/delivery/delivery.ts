@@ -182,8 +182,8 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     return { kind: 'failed', error };
   }
 
-  async function unconfirmed(email: DeliveryEmail, note: string): Promise<DeliveryOutcome> {
-    await markSent(db, email.id, { messageId: email.messageId, note, unconfirmed: true });
+  async function unconfirmed(email: DeliveryEmail, note: string, subject?: string): Promise<DeliveryOutcome> {
+    await markSent(db, email.id, { messageId: email.messageId, note, unconfirmed: true, subject });
     return { kind: 'unconfirmed', note };
   }
 
@@ -210,6 +210,8 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
         : undefined;
     if (personal?.kind === 'cancelled') return { kind: 'skipped', reason: personal.reason };
     if (personal) email = { ...email, subject: personal.subject, html: personal.html };
+    // Stored with the SENT milestone, so every read (the email, the contact's emails, webhooks) shows what was sent.
+    const renderedSubject = personal ? email.subject : undefined;
 
     // The per-project rate is a project's: the instance's own mail (no project) is not held by it.
     const wait = job.reserved || email.projectId === null ? 0 : await throttle.reserve(email.projectId, email.sendingRate);
@@ -240,6 +242,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
         envelopeFrom: envelope.from,
         envelopeTo: envelope.to,
         subject: email.subject,
+        personalised: renderedSubject !== undefined,
         raw,
       });
       return result === 'skipped' ? { kind: 'skipped', reason: 'no longer pending' } : { kind: 'captured', duplicate: result === 'already' };
@@ -267,7 +270,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
         if (fenced) return { kind: 'skipped', reason: 'taken over by another attempt' };
         const smtp = classifySmtpError(err);
         // The dot went out and no reply came back (connection lost, timeout): the relay may have it.
-        if (smtp.endOfDataSent && smtp.responseCode === undefined) return await unconfirmed(email, `${NO_REPLY_NOTE} (${smtp.message})`);
+        if (smtp.endOfDataSent && smtp.responseCode === undefined) return await unconfirmed(email, `${NO_REPLY_NOTE} (${smtp.message})`, renderedSubject);
         if (smtp.permanent) return await fail(email.id, smtp.message);
         if (job.attempt >= job.maxAttempts) return await fail(email.id, `Gave up after ${job.attempt} attempts: ${smtp.message}`);
         await releaseToPending(db, email.id, smtp.message);
@@ -277,7 +280,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       release();
     }
     await hooks.afterRelayAccepted?.();
-    await markSent(db, email.id, { messageId: email.messageId, note: email.error === null ? undefined : null });
+    await markSent(db, email.id, { messageId: email.messageId, note: email.error === null ? undefined : null, subject: renderedSubject });
     return { kind: 'sent', response };
   }
 
