@@ -228,6 +228,7 @@ const envSchema = z.object({
   INBOUND_SMTP_MAX_SIZE_MB: positive('INBOUND_SMTP_MAX_SIZE_MB', 100),
   INBOUND_SMTP_MESSAGES_PER_MINUTE: int('INBOUND_SMTP_MESSAGES_PER_MINUTE', 600, 1, 10_000_000),
   INBOUND_SMTP_CONNECTIONS_PER_MINUTE: int('INBOUND_SMTP_CONNECTIONS_PER_MINUTE', 120, 1, 10_000_000),
+  INBOUND_STORE_ATTACHMENTS: bool('INBOUND_STORE_ATTACHMENTS', false),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -300,6 +301,8 @@ export interface InboundSmtpConfig {
   /** Per remote address: INBOUND_SMTP_MESSAGES_PER_MINUTE (600) and INBOUND_SMTP_CONNECTIONS_PER_MINUTE (120). */
   readonly messagesPerMinute: number;
   readonly connectionsPerMinute: number;
+  /** INBOUND_STORE_ATTACHMENTS (default false): received mail's attachments kept in the uploads storage (docs/bounces.md "Attachments"). */
+  readonly storeAttachments: boolean;
 }
 
 /** Default INBOUND_SMTP_MAX_SIZE_MB. */
@@ -315,6 +318,7 @@ function inboundSmtpConfig(e: {
   INBOUND_SMTP_MAX_SIZE_MB?: number;
   INBOUND_SMTP_MESSAGES_PER_MINUTE: number;
   INBOUND_SMTP_CONNECTIONS_PER_MINUTE: number;
+  INBOUND_STORE_ATTACHMENTS: boolean;
 }): InboundSmtpConfig | undefined {
   const certFile = e.INBOUND_SMTP_TLS_CERT?.trim();
   const keyFile = e.INBOUND_SMTP_TLS_KEY?.trim();
@@ -340,6 +344,7 @@ function inboundSmtpConfig(e: {
     maxSizeBytes: Math.floor((e.INBOUND_SMTP_MAX_SIZE_MB ?? DEFAULT_INBOUND_SMTP_MAX_SIZE_MB) * 1024 * 1024),
     messagesPerMinute: e.INBOUND_SMTP_MESSAGES_PER_MINUTE,
     connectionsPerMinute: e.INBOUND_SMTP_CONNECTIONS_PER_MINUTE,
+    storeAttachments: e.INBOUND_STORE_ATTACHMENTS,
   });
 }
 

@@ -97,3 +97,52 @@ export async function findInboundMessage(db: Kysely<Database>, projectId: string
     size: r.size,
   };
 }
+
+/** Bytes of the project's stored attachments (an index-only sum of inbound_attachments_stored_idx). */
+export async function attachmentBytesOf(db: Kysely<Database>, projectId: string): Promise<number> {
+  const { rows } = await sql<{ bytes: string }>`
+    SELECT coalesce(sum(size), 0)::bigint AS bytes FROM inbound_attachments WHERE project_id = ${projectId}::uuid AND stored`.execute(db);
+  return Number(rows[0]?.bytes ?? 0);
+}
+
+/** The attachments of a message just inserted (one statement). */
+export async function insertAttachments(
+  trx: Transaction<Database>,
+  projectId: string,
+  inboundMessageId: string,
+  records: readonly { index: number; filename: string | null; contentType: string; size: number; stored: boolean; reason: string | null; key: string | null; sha256: string | null }[],
+): Promise<void> {
+  if (records.length === 0) return;
+  await sql`
+    INSERT INTO inbound_attachments (project_id, inbound_message_id, index, filename, content_type, size, stored, reason, storage_key, sha256)
+    SELECT ${projectId}::uuid, ${inboundMessageId}::uuid, x.index, x.filename, x.content_type, x.size, x.stored, x.reason, x.storage_key, x.sha256
+    FROM unnest(${records.map((r) => r.index)}::int[], ${records.map((r) => r.filename)}::text[], ${records.map((r) => r.contentType)}::text[],
+      ${records.map((r) => r.size)}::bigint[], ${records.map((r) => r.stored)}::boolean[], ${records.map((r) => r.reason)}::text[],
+      ${records.map((r) => r.key)}::text[], ${records.map((r) => r.sha256)}::text[])
+      AS x(index, filename, content_type, size, stored, reason, storage_key, sha256)`.execute(trx);
+}
+
+/** A message's attachment rows (the primary key's range), by index. */
+export async function listAttachments(db: Kysely<Database>, projectId: string, inboundMessageId: string) {
+  const { rows } = await sql<{ index: number; stored: boolean; reason: string | null }>`
+    SELECT index, stored, reason FROM inbound_attachments
+    WHERE project_id = ${projectId}::uuid AND inbound_message_id = ${inboundMessageId}::uuid ORDER BY index`.execute(db);
+  return rows;
+}
+
+/** One stored attachment of the project's message; undefined when there is none (or it was not stored). */
+export async function findStoredAttachment(db: Kysely<Database>, projectId: string, inboundMessageId: string, index: number) {
+  if (!isUuid(inboundMessageId) || !Number.isSafeInteger(index) || index < 0 || index > 2_147_483_647) return undefined;
+  const { rows } = await sql<{ filename: string | null; content_type: string; size: string; storage_key: string; sha256: string }>`
+    SELECT filename, content_type, size, storage_key, sha256 FROM inbound_attachments
+    WHERE project_id = ${projectId}::uuid AND inbound_message_id = ${inboundMessageId}::uuid AND index = ${index} AND stored`.execute(db);
+  const r = rows[0];
+  return r ? { filename: r.filename, contentType: r.content_type, size: Number(r.size), key: r.storage_key, sha256: r.sha256 } : undefined;
+}
+
+/** The storage keys of the project's stored attachments (a project reset or deletion queues their removal). */
+export async function attachmentKeysOf(trx: Transaction<Database>, projectId: string): Promise<string[]> {
+  const { rows } = await sql<{ storage_key: string }>`
+    SELECT storage_key FROM inbound_attachments WHERE project_id = ${projectId}::uuid AND stored`.execute(trx);
+  return rows.map((r) => r.storage_key);
+}

@@ -4,7 +4,9 @@ import { isRefused, normalizeEmail, upsertContactsChecked } from '../contacts/in
 import { insertEvents } from '../events/index.js';
 import { type InboundFeedbackRow, insertInboundFeedback } from './inbound.repo.js';
 import { reportKeyOf } from './inbound.service.js';
-import { findRepliedEmail, insertInboundMessage, setInboundMessageEvent } from './inbound-mail.repo.js';
+import { keepPrivateObjects, queuePrivateObjectDeletion } from '../uploads/index.js';
+import { type AttachmentRecord, type AttachmentStoring, storeAttachments } from './inbound-mail.attachments.js';
+import { attachmentKeysOf, findRepliedEmail, insertAttachments, insertInboundMessage, setInboundMessageEvent } from './inbound-mail.repo.js';
 import { classifyMessage, type ParsedMessage } from './parse/classify.js';
 import { parseReceivedMail, type ReceivedMail } from './parse/received.js';
 
@@ -54,12 +56,18 @@ function notAMessage(parsed: ParsedMessage, mailFrom: string): string | undefine
  * campaign email it replies to. Reports and auto-replies are stored in inbound_feedback and
  * ignored. A message delivered twice (same Message-ID, else same bytes) is recorded once.
  */
-export async function processInboundMail(db: Kysely<Database>, msg: InboundMail): Promise<InboundMailOutcome[]> {
+export async function processInboundMail(db: Kysely<Database>, msg: InboundMail, opts: { attachments?: AttachmentStoring } = {}): Promise<InboundMailOutcome[]> {
   const parsed = await classifyMessage(msg.raw);
   const ignoredBecause = notAMessage(parsed, msg.mailFrom);
   const mail = ignoredBecause ? undefined : await parseReceivedMail(msg.raw);
   const sender = mail ? senderOf(mail, msg.mailFrom) : undefined;
   const projects = [...new Set(msg.recipients.map((r) => r.projectId))];
+  // INBOUND_STORE_ATTACHMENTS: each project's copy written before the transaction (kept by its commit).
+  const stored = new Map<string, AttachmentRecord[]>();
+  if (mail && sender && opts.attachments && mail.attachments.length > 0) {
+    for (const projectId of projects) stored.set(projectId, await storeAttachments(db, opts.attachments, projectId, mail));
+  }
+  if (mail) mail.attachmentContents = [];
   return db.transaction().execute(async (trx) => {
     if (!mail || !sender) {
       const reason = ignoredBecause ?? 'no sender address';
@@ -69,7 +77,7 @@ export async function processInboundMail(db: Kysely<Database>, msg: InboundMail)
     const key = reportKeyOf(msg.raw, mail.messageId);
     const outcomes: InboundMailOutcome[] = [];
     // At most 10 recipients a message (receiver.ts): one project per domain, a handful at most.
-    for (const projectId of projects) outcomes.push(await recordFor(trx, projectId, msg, mail, sender, key));
+    for (const projectId of projects) outcomes.push(await recordFor(trx, projectId, msg, mail, sender, key, stored.get(projectId)));
     return outcomes;
   });
 }
@@ -83,7 +91,15 @@ function senderOf(mail: ReceivedMail, mailFrom: string): string | undefined {
   return undefined;
 }
 
-async function recordFor(trx: Transaction<Database>, projectId: string, msg: InboundMail, mail: ReceivedMail, sender: string, key: string): Promise<InboundMailOutcome> {
+async function recordFor(
+  trx: Transaction<Database>,
+  projectId: string,
+  msg: InboundMail,
+  mail: ReceivedMail,
+  sender: string,
+  key: string,
+  attachments: AttachmentRecord[] | undefined,
+): Promise<InboundMailOutcome> {
   const [upserted] = await upsertContactsChecked(trx, projectId, [{ email: sender, patch: {}, subscribedIfNew: false }]);
   if (!upserted || isRefused(upserted)) return { projectId, outcome: 'ignored', reason: 'the sender cannot be a contact of this project' };
   const contactId = upserted.row.id;
@@ -110,7 +126,12 @@ async function recordFor(trx: Transaction<Database>, projectId: string, msg: Inb
     attachments: mail.attachments,
     size: msg.size ?? msg.raw.length,
   });
+  // A duplicate keeps none of its objects: the deletion queue removes them.
   if (!inboundMessageId) return { projectId, outcome: 'duplicate', reason: `already received (${key.slice(0, 80)})` };
+  if (attachments) {
+    await insertAttachments(trx, projectId, inboundMessageId, attachments);
+    await keepPrivateObjects(trx, projectId, attachments.flatMap((a) => (a.key ? [a.key] : [])));
+  }
   const text = mail.text.slice(0, EVENT_TEXT_CHARS);
   const data = compact({
     inboundMessageId,
@@ -157,6 +178,14 @@ async function storeIgnored(trx: Transaction<Database>, msg: InboundMail, parsed
     outcome: 'ignored',
   }));
   await insertInboundFeedback(trx, rows);
+}
+
+/**
+ * Queues the removal of the project's stored attachments from storage, in the transaction of its
+ * reset or deletion (src/modules/projects/lifecycle.repo.ts), before their rows go.
+ */
+export async function queueInboundAttachmentDeletion(trx: Transaction<Database>, projectId: string): Promise<number> {
+  return queuePrivateObjectDeletion(trx, projectId, await attachmentKeysOf(trx, projectId));
 }
 
 const compact = (data: Record<string, unknown>) => Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));

@@ -8,7 +8,8 @@ export { createVerp, type Verp } from './verp.js';
 export { classifyMessage, type Classification } from './parse/classify.js';
 export { processReceived, type ReceivedMessage } from './inbound.service.js';
 // Inbound mail for the projects' own domains (email.received) and the operator CLI's replay.
-export { type InboundMail, type InboundMailOutcome, processInboundMail, RECEIVED_EVENT } from './inbound-mail.service.js';
+export { type InboundMail, type InboundMailOutcome, processInboundMail, queueInboundAttachmentDeletion, RECEIVED_EVENT } from './inbound-mail.service.js';
+export { type AttachmentStoring, MAX_ATTACHMENT_BYTES, MAX_MESSAGE_ATTACHMENT_BYTES } from './inbound-mail.attachments.js';
 export { listStoredFeedback, type StoredFeedback } from './inbound.repo.js';
 export { replayStoredFeedback, type ReplayResult } from './inbound.replay.js';
 export { type InboundReceiver, type ReceiverOptions, startInboundReceiver } from './receiver.js';

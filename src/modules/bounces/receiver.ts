@@ -6,6 +6,7 @@ import { findInboundDomain } from '../domains/index.js';
 import type { Logger, Outcome } from './feedback.service.js';
 import { MAX_READ_BYTES } from './inbound.repo.js';
 import { applyReceivedIn, type ClassifiedMessage, classifyReceived } from './inbound.service.js';
+import type { AttachmentStoring } from './inbound-mail.attachments.js';
 import { type InboundMailOutcome, processInboundMail } from './inbound-mail.service.js';
 import { clientKey, windowCounter } from './rate-limit.js';
 import type { Verp } from './verp.js';
@@ -34,6 +35,8 @@ export interface ReceiverOptions {
   /** Connections open at once per remote address. Default 10. */
   maxConnectionsPerAddress?: number;
   autoDisable: boolean;
+  /** INBOUND_STORE_ATTACHMENTS: received mail's attachments stored (docs/bounces.md "Attachments"); undefined: metadata only. */
+  attachments?: AttachmentStoring;
 }
 
 /** The accepted inbound-domain recipients of the current transaction (a new envelope per MAIL FROM). */
@@ -157,7 +160,7 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
           recipients.length === 0
             ? Promise.resolve(undefined)
             : classifyReceived({ ...meta, recipients }).then(async (classified) => ({ kind: classified.parsed.classification.kind, outcomes: await batcher.submit(classified) }));
-        const mail: Promise<InboundMailOutcome[] | undefined> = inbound.length === 0 ? Promise.resolve(undefined) : processInboundMail(opts.db, { ...meta, recipients: inbound });
+        const mail: Promise<InboundMailOutcome[] | undefined> = inbound.length === 0 ? Promise.resolve(undefined) : processInboundMail(opts.db, { ...meta, recipients: inbound }, { attachments: opts.attachments });
         Promise.all([reports, mail]).then(
           ([report, received]) => {
             // One line per report would dominate the log at volume: debug (the rows in inbound_feedback and inbound_messages are the record).

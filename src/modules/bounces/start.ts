@@ -31,5 +31,6 @@ export async function startConfiguredReceiver(config: Config, db: Kysely<Databas
     messagesPerMinute: inbound.messagesPerMinute,
     connectionsPerMinute: inbound.connectionsPerMinute,
     autoDisable: config.autoDisableProjects,
+    ...(inbound.storeAttachments && { attachments: { config } }),
   });
 }

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { Tasks } from '../../jobs/queue.js';
+import { queueInboundAttachmentDeletion } from '../bounces/index.js';
 import { queueProjectFileDeletion } from '../uploads/index.js';
 
 /**
@@ -80,6 +81,7 @@ const WIPED: readonly { table: string; where?: (p: string) => ReturnType<typeof 
   { table: 'idempotency_keys' },
   { table: 'uploads' },
   // Received mail (migration 0033): the contacts' messages and their events go together.
+  { table: 'inbound_attachments' },
   { table: 'inbound_messages' },
   { table: 'events' },
   { table: 'contacts' },
@@ -117,6 +119,8 @@ export async function deleteProjectData(trx: Transaction<Database>, projectId: s
   await deleteProjectJobs(trx, projectId);
   // The stored images go with the commit (the uploads module's deletion queue), before their rows.
   await queueProjectFileDeletion(trx, projectId);
+  // So do the stored attachments of received mail (private objects of the same storage).
+  await queueInboundAttachmentDeletion(trx, projectId);
   const skippedTriggers = await canSkipTriggers(trx);
   if (skippedTriggers) await sql`SET LOCAL session_replication_role = replica`.execute(trx);
   for (const { table, where } of WIPED) {

@@ -11,6 +11,8 @@ import { uploadStorage } from './storage-of.js';
 export { MAX_IMAGE_BYTES } from './image.js';
 export { queueProjectDeletions as queueProjectFileDeletion } from './uploads.repo.js';
 export { drainUploadDeletions, type DrainResult } from './deletions.service.js';
+// Private objects (attachments of received mail): never served by /files/:key.
+export { getPrivateObject, keepPrivateObjects, putPrivateObject, queuePrivateObjectDeletion } from './private.js';
 
 /** What /config says about uploads. */
 export interface UploadsFeature {

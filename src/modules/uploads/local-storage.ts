@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { assertStorageKey, type DeleteFailure, messageOf, type ObjectInfo, type StoredObject, type UploadStorage } from './storage.js';
+import { assertStorageKey, isPrivateKey, type DeleteFailure, messageOf, type ObjectInfo, type StoredObject, type UploadStorage } from './storage.js';
 
 /** Folder of writes in progress, inside the storage folder (same file system: rename is atomic). */
 const TEMP = '.tmp';
@@ -13,13 +13,15 @@ const isMissing = (err: unknown) => typeof err === 'object' && err !== null && '
  * Local disk under `dir` (DATA_DIR/uploads): `<dir>/<2 hex chars>/<key>`, the two characters being
  * the last of the key's random part (256 folders of even size). A write goes to `<dir>/.tmp`, is
  * flushed to disk, then renamed into place: a crash leaves a temp file (removed by `sweep`), never
- * a partial image under a served name.
+ * a partial image under a served name. Private objects (attachments) live under `<dir>/private/`.
  */
 export function createLocalStorage(dir: string): UploadStorage {
   const root = path.resolve(dir);
   const temp = path.join(root, TEMP);
   const fileOf = (key: string) => {
     assertStorageKey(key);
+    // Private objects (`private/<uuid>`): <dir>/private/<2 hex chars>/<uuid>, apart from the images.
+    if (isPrivateKey(key)) return path.join(root, 'private', key.slice(42, 44), key.slice(8));
     return path.join(root, key.slice(34, 36), key);
   };
 
@@ -40,7 +42,7 @@ export function createLocalStorage(dir: string): UploadStorage {
       const target = fileOf(key);
       await mkdir(temp, { recursive: true });
       await mkdir(path.dirname(target), { recursive: true });
-      const tmp = path.join(temp, `${key}.${randomUUID()}`);
+      const tmp = path.join(temp, `${path.basename(target)}.${randomUUID()}`);
       const handle = await open(tmp, 'wx', 0o644);
       try {
         await handle.writeFile(data);

@@ -14,11 +14,19 @@ export const KEY_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]
 
 export const isStorageKey = (key: string): boolean => KEY_PATTERN.test(key);
 
+/**
+ * A private object's name: `private/<uuid v7>` (attachments of received mail, private.ts). Never
+ * served by /files/:key (which takes only {@link KEY_PATTERN}, and a path segment holds no `/`).
+ */
+export const PRIVATE_KEY_PATTERN = /^private\/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+export const isPrivateKey = (key: string): boolean => PRIVATE_KEY_PATTERN.test(key);
+
 /** The message of anything thrown (for logs and the deletion queue's `last_error`). */
 export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export function assertStorageKey(key: string): void {
-  if (!isStorageKey(key)) throw new Error(`not a storage key: ${JSON.stringify(key)}`);
+  if (!isStorageKey(key) && !isPrivateKey(key)) throw new Error(`not a storage key: ${JSON.stringify(key)}`);
 }
 
 /** An object's size (bytes). */

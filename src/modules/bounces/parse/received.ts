@@ -4,7 +4,8 @@ import { type AddressObject, simpleParser } from 'mailparser';
  * A message received for a project's inbound address, parsed (docs/bounces.md "Inbound mail"):
  * mailparser decodes charsets, transfer encodings and the MIME tree. Bodies are cut to
  * {@link MAX_BODY_BYTES} each (UTF-8), address lists to {@link MAX_ADDRESSES}, the attachments
- * listed to {@link MAX_ATTACHMENTS} (their contents are not kept).
+ * listed to {@link MAX_ATTACHMENTS} (their decoded contents are returned; the caller stores them
+ * or not: inbound-attachments.ts).
  */
 export const MAX_BODY_BYTES = 256 * 1024;
 export const MAX_ADDRESSES = 100;
@@ -36,6 +37,8 @@ export interface ReceivedMail {
   attachments: AttachmentInfo[];
   /** Attachments past {@link MAX_ATTACHMENTS}, counted only. */
   attachmentsOmitted: number;
+  /** The decoded bytes of each listed attachment, in the order of `attachments` (kept only when INBOUND_STORE_ATTACHMENTS is on). */
+  attachmentContents: Buffer[];
 }
 
 /** `s` cut to at most `bytes` bytes of UTF-8, never inside a character. */
@@ -63,6 +66,7 @@ export async function parseReceivedMail(raw: Buffer): Promise<ReceivedMail> {
   const html = typeof mail.html === 'string' ? cutUtf8(mail.html, MAX_BODY_BYTES) : undefined;
   const inReplyTo = messageIds(mail.inReplyTo)[0];
   const references = messageIds(mail.references).reverse().slice(0, MAX_REFERENCES);
+  const listed = mail.attachments.slice(0, MAX_ATTACHMENTS);
   return {
     subject: (mail.subject ?? '').replace(/\s+/g, ' ').trim().slice(0, 998),
     from: from?.address,
@@ -76,11 +80,12 @@ export async function parseReceivedMail(raw: Buffer): Promise<ReceivedMail> {
     textTruncated: text.truncated,
     html: html?.value,
     htmlTruncated: html?.truncated ?? false,
-    attachments: mail.attachments.slice(0, MAX_ATTACHMENTS).map((a) => ({
+    attachments: listed.map((a) => ({
       filename: a.filename ? a.filename.slice(0, 255) : null,
       contentType: a.contentType.slice(0, 255),
       size: a.size,
     })),
     attachmentsOmitted: Math.max(0, mail.attachments.length - MAX_ATTACHMENTS),
+    attachmentContents: listed.map((a) => a.content),
   };
 }
