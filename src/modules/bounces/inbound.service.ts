@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { findEmailsByIds } from '../emails/index.js';
-import { applyFeedbackIn, checkReputations, type FeedbackEvent, type Logger, type Outcome } from './feedback.service.js';
+import { applyFeedbackBatchIn, checkReputations, type FeedbackEvent, type Logger, type Outcome } from './feedback.service.js';
 import { type InboundFeedbackRow, insertInboundFeedback } from './inbound.repo.js';
 import { type Classification, classifyMessage, type ParsedMessage } from './parse/classify.js';
 
@@ -81,14 +81,22 @@ export async function applyReceivedIn(
   // One query for every email of the batch, one reputation check per project after all its reports.
   const emails = await findEmailsByIds(trx, [...new Set(items.flatMap((m) => m.recipients.map((r) => r.emailId)))]);
   const deferReputation = new Set<string>();
+  // Every report of the batch through the feedback path at once: its milestones, events,
+  // unsubscribes and suppressions are a few statements per batch (docs/bounces.md "Throughput").
+  const outcomes = await applyFeedbackBatchIn(
+    trx,
+    items.flatMap((msg) => (msg.event ? msg.recipients.map((rcpt) => ({ email: emails.get(rcpt.emailId), event: msg.event as FeedbackEvent })) : [])),
+    log,
+    { ...opts, deferReputation },
+  );
+  let next = 0;
   const rows: InboundFeedbackRow[] = [];
   const answers: Outcome[][] = [];
   for (const msg of items) {
     const c = msg.parsed.classification;
     const results: Outcome[] = [];
     for (const rcpt of msg.recipients) {
-      // One report applied at a time: each locks its email and may touch the project's counters.
-      const outcome = msg.event ? await applyFeedbackIn(trx, { email: emails.get(rcpt.emailId) }, msg.event, log, { ...opts, deferReputation }) : undefined;
+      const outcome = msg.event ? outcomes[next++] : undefined;
       if (outcome) results.push(outcome);
       rows.push({
         projectId: emails.get(rcpt.emailId)?.project_id ?? null,
