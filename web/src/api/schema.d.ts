@@ -1154,6 +1154,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/inbound-messages/{id}/attachments/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Downloads a stored attachment of a received message (always as an attachment; application/octet-stream unless an image, PDF or plain text) */
+        get: operations["getInboundMessagesByIdAttachmentsByIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/templates": {
         parameters: {
             query?: never;
@@ -3467,6 +3484,58 @@ export interface components {
             /** @description Largest file one upload may send */
             maxFileBytes: number;
         };
+        InboundAttachment: {
+            /** @description Its position in the message (0-based): GET /inbound-messages/:id/attachments/:index */
+            index: number;
+            filename: string | null;
+            /** @description As the message declares it (attacker-supplied) */
+            contentType: string;
+            /** @description Decoded bytes */
+            size: number;
+            /** @description Whether its bytes are kept (INBOUND_STORE_ATTACHMENTS, within the limits) */
+            stored: boolean;
+            /** @description Why it was not stored */
+            reason?: string;
+            /** @description The download path, when stored */
+            url?: string;
+        };
+        InboundMessage: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            receivedAt: string;
+            /**
+             * Format: uuid
+             * @description The sender's contact
+             */
+            contactId: string;
+            /** @description Its email.received event */
+            eventId: string | null;
+            /** @description The envelope sender */
+            mailFrom: string;
+            /** @description The envelope's accepted addresses of this project */
+            recipients: string[];
+            from: string;
+            to: string[];
+            cc: string[];
+            subject: string;
+            messageId: string | null;
+            inReplyTo: string | null;
+            /** @description The campaign of the email it replies to */
+            campaignId: string | null;
+            /** @description The email of ours it replies to */
+            emailId: string | null;
+            /** @description The text body, up to 256 KB */
+            text: string;
+            textTruncated: boolean;
+            /** @description The HTML body, up to 256 KB; null when the message has none */
+            html: string | null;
+            htmlTruncated: boolean;
+            /** @description Each attachment; its bytes are stored only with INBOUND_STORE_ATTACHMENTS (docs/bounces.md "Attachments") */
+            attachments: components["schemas"]["InboundAttachment"][];
+            /** @description The whole message, bytes */
+            size: number;
+        };
         ActivityItem: {
             /** @description The event's id; for campaign and workflow items `<campaign or execution id>:<moment>` */
             id: string;
@@ -3556,47 +3625,6 @@ export interface components {
              * @description End of the window: now + daysAhead
              */
             until: string;
-        };
-        InboundMessage: {
-            /** Format: uuid */
-            id: string;
-            /** Format: date-time */
-            receivedAt: string;
-            /**
-             * Format: uuid
-             * @description The sender's contact
-             */
-            contactId: string;
-            /** @description Its email.received event */
-            eventId: string | null;
-            /** @description The envelope sender */
-            mailFrom: string;
-            /** @description The envelope's accepted addresses of this project */
-            recipients: string[];
-            from: string;
-            to: string[];
-            cc: string[];
-            subject: string;
-            messageId: string | null;
-            inReplyTo: string | null;
-            /** @description The campaign of the email it replies to */
-            campaignId: string | null;
-            /** @description The email of ours it replies to */
-            emailId: string | null;
-            /** @description The text body, up to 256 KB */
-            text: string;
-            textTruncated: boolean;
-            /** @description The HTML body, up to 256 KB; null when the message has none */
-            html: string | null;
-            htmlTruncated: boolean;
-            /** @description Metadata only: contents are not stored */
-            attachments: {
-                filename: string | null;
-                contentType: string;
-                size: number;
-            }[];
-            /** @description The whole message, bytes */
-            size: number;
         };
         LinkedIdentity: {
             /** @enum {string} */
@@ -11123,6 +11151,101 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InboundMessage"];
+                };
+            };
+            /** @description Missing or invalid credentials (see the security of this operation) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credentials valid but not allowed here: project disabled, not a member of the X-Project-Id project, or refused by the route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No such resource in this project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request (headers, or body) did not arrive in time (BODY_TIMEOUT_SECONDS) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `error.errors[]` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after the Retry-After header */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (message masked; quote the requestId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unavailable: no database connection became free in time (retry after the Retry-After header), or the database is not answering */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getInboundMessagesByIdAttachmentsByIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                index: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
                 };
             };
             /** @description Missing or invalid credentials (see the security of this operation) */
