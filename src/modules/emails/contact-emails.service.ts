@@ -4,6 +4,7 @@ import { notFound, validationError } from '../../http/errors.js';
 import { isUuid } from '../../lib/uuid.js';
 import { type ContactEmailPosition, type ContactEmailRow, contactInProject, countContactEmails, listContactEmails } from './contact-emails.repo.js';
 import type { ContactEmail, ContactEmailList, ContactEmailsQuery } from './emails.schema.js';
+import { engagement } from './emails.service.js';
 
 const POSITION_AT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
@@ -26,7 +27,6 @@ function isRealInstant(at: string): boolean {
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 23) === millis;
 }
 
-const iso = (d: Date | null) => d?.toISOString() ?? null;
 const named = (id: string | null, name: string | null) => (id === null ? null : { id, name: name ?? '' });
 
 export function rowToContactEmail(row: ContactEmailRow): ContactEmail {
@@ -42,16 +42,7 @@ export function rowToContactEmail(row: ContactEmailRow): ContactEmail {
     campaign: named(row.campaign_id, row.campaign_name),
     template: named(row.template_id, row.template_name),
     workflow: named(row.workflow_id, row.workflow_name),
-    openCount: row.open_count,
-    clickCount: row.click_count,
-    createdAt: row.created_at.toISOString(),
-    sentAt: iso(row.sent_at),
-    deliveredAt: iso(row.delivered_at),
-    openedAt: iso(row.opened_at),
-    clickedAt: iso(row.clicked_at),
-    bouncedAt: iso(row.bounced_at),
-    complainedAt: iso(row.complained_at),
-    failedAt: iso(row.failed_at),
+    ...engagement(row),
   };
 }
 

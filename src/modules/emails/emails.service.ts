@@ -7,6 +7,25 @@ import type { Email } from './emails.schema.js';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
+type EngagementRow = Pick<
+  ProjectEmailRow,
+  'open_count' | 'click_count' | 'created_at' | 'sent_at' | 'delivered_at' | 'opened_at' | 'clicked_at' | 'bounced_at' | 'complained_at' | 'failed_at'
+>;
+
+/** An email's counters and milestone times, as every email answer shows them. */
+export const engagement = (row: EngagementRow) => ({
+  openCount: row.open_count,
+  clickCount: row.click_count,
+  createdAt: row.created_at.toISOString(),
+  sentAt: iso(row.sent_at),
+  deliveredAt: iso(row.delivered_at),
+  openedAt: iso(row.opened_at),
+  clickedAt: iso(row.clicked_at),
+  bouncedAt: iso(row.bounced_at),
+  complainedAt: iso(row.complained_at),
+  failedAt: iso(row.failed_at),
+});
+
 export function rowToEmail(row: ProjectEmailRow): Email {
   return {
     id: row.id,
@@ -25,16 +44,7 @@ export function rowToEmail(row: ProjectEmailRow): Email {
     campaignId: row.campaign_id,
     templateId: row.template_id,
     attempts: row.attempts,
-    openCount: row.open_count,
-    clickCount: row.click_count,
-    createdAt: row.created_at.toISOString(),
-    sentAt: iso(row.sent_at),
-    deliveredAt: iso(row.delivered_at),
-    openedAt: iso(row.opened_at),
-    clickedAt: iso(row.clicked_at),
-    bouncedAt: iso(row.bounced_at),
-    complainedAt: iso(row.complained_at),
-    failedAt: iso(row.failed_at),
+    ...engagement(row),
     updatedAt: row.updated_at.toISOString(),
   };
 }
