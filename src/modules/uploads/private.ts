@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import { uuidV7 } from '../../lib/uuid.js';
 import { isPrivateKey, type StoredObject } from './storage.js';
 import { uploadStorage } from './storage-of.js';
-import { enqueueDeletionJob, insertPendingDeletion, takePendingDeletion } from './uploads.repo.js';
+import { enqueueDeletionJob, insertPendingDeletion } from './uploads.repo.js';
 
 /**
  * Private objects in the uploads storage (docs/uploads.md "Private objects"): bytes other modules
@@ -30,9 +30,10 @@ export async function putPrivateObject(deps: { config: Config; db: Kysely<Databa
  * queue already took one (it may be gone from storage): the caller's transaction must roll back.
  */
 export async function keepPrivateObjects(trx: Transaction<Database>, projectId: string, keys: readonly string[]): Promise<void> {
-  for (const key of keys) {
-    if (!(await takePendingDeletion(trx, projectId, key))) throw new Error(`private object ${key} was already queued for deletion`);
-  }
+  if (keys.length === 0) return;
+  const { rows } = await sql<{ key: string }>`
+    DELETE FROM upload_deletions WHERE project_id = ${projectId}::uuid AND key = ANY(${keys}::text[]) RETURNING key`.execute(trx);
+  if (rows.length !== new Set(keys).size) throw new Error(`${new Set(keys).size - rows.length} private object(s) of ${projectId} were already taken by the deletion queue`);
 }
 
 /** A private object's bytes; undefined when there is none (or `key` is not a private key). */

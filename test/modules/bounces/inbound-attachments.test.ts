@@ -25,16 +25,21 @@ const MAX_EACH = 64 * 1024;
 let t: UploadTestApp;
 let storing: InboundReceiver;
 let plain: InboundReceiver;
+/** A receiver whose projects may store QUOTA bytes of attachments (UPLOAD_QUOTA_MB counts them apart from images). */
+let quotaed: InboundReceiver;
+const QUOTA = 10_000;
 beforeAll(async () => {
   t = await createUploadTestApp({ BOUNCE_DOMAIN: DOMAIN });
   await t.runWorker();
   const base = { db: t.db.db, verp: createVerp(TEST_SECRET, DOMAIN), log: silent, port: 0, host: '127.0.0.1', maxSizeBytes: 2 * 1024 * 1024, messagesPerMinute: 1_000_000, connectionsPerMinute: 1_000_000, autoDisable: true };
   storing = await startInboundReceiver({ ...base, attachments: { config: t.config, maxAttachmentBytes: MAX_EACH } });
   plain = await startInboundReceiver(base);
+  quotaed = await startInboundReceiver({ ...base, attachments: { config: { ...t.config, uploads: { ...t.config.uploads, quotaBytes: QUOTA } } } });
 }, 60_000);
 afterAll(async () => {
   await storing?.close();
   await plain?.close();
+  await quotaed?.close();
   await t?.close();
 });
 
@@ -54,7 +59,7 @@ const get = (project: TestProject, url: string) => t.app.inject({ method: 'GET',
 const privateFile = (key: string) => path.join(t.dataDir, 'uploads', 'private', key.slice(42, 44), key.slice(8));
 const rowsOf = (projectId: string) =>
   sql<{ index: number; stored: boolean; reason: string | null; storage_key: string | null; sha256: string | null; size: string }>`
-    SELECT index, stored, reason, storage_key, sha256, size FROM inbound_attachments WHERE project_id = ${projectId}::uuid ORDER BY index`
+    SELECT index, stored, reason, storage_key, sha256, size FROM inbound_attachments WHERE project_id = ${projectId}::uuid ORDER BY inbound_message_id, index`
     .execute(t.db.db)
     .then((r) => r.rows);
 async function privateFiles(): Promise<string[]> {
@@ -147,6 +152,38 @@ describe('INBOUND_STORE_ATTACHMENTS on', () => {
     const small = await get(p.project, `/inbound-messages/${id}/attachments/1`);
     expect(small.body).toBe('fits');
     expect(small.headers['content-type']).toBe('text/plain');
+  });
+
+  it('the project\'s attachment quota: what would pass it is recorded as not stored; the next message still fits what is left', async () => {
+    const p = await inboundProject();
+    await receive(quotaed, p, [
+      { filename: 'a.bin', content: randomBytes(6000), contentType: 'application/octet-stream' },
+      { filename: 'b.bin', content: randomBytes(6000), contentType: 'application/octet-stream' },
+      { filename: 'c.bin', content: randomBytes(3000), contentType: 'application/octet-stream' },
+    ]);
+    const first = await rowsOf(p.project.id);
+    expect(first.map((r) => r.stored)).toEqual([true, false, true]);
+    expect(first[1]?.reason).toMatch(/quota/);
+    // 9,000 stored: 1,000 more fits exactly, one byte more does not.
+    await receive(quotaed, p, [
+      { filename: 'd.bin', content: randomBytes(1001), contentType: 'application/octet-stream' },
+      { filename: 'e.bin', content: randomBytes(1000), contentType: 'application/octet-stream' },
+    ]);
+    expect((await rowsOf(p.project.id)).map((r) => r.stored)).toEqual([true, false, true, false, true]);
+  });
+
+  it('a member downloads with the session cookie and X-Project-Id; a stranger\'s session is refused', async () => {
+    const p = await inboundProject();
+    const content = randomBytes(777);
+    const id = await receive(storing, p, [{ filename: 'f.bin', content, contentType: 'application/octet-stream' }]);
+    const url = `/inbound-messages/${id}/attachments/0`;
+    const res = await t.app.inject({ method: 'GET', url, headers: { cookie: p.user.cookie, 'x-project-id': p.project.id } });
+    expect(res.statusCode).toBe(200);
+    expect(res.rawPayload.equals(content)).toBe(true);
+    const stranger = await inboundProject();
+    const foreign = await t.app.inject({ method: 'GET', url, headers: { cookie: stranger.user.cookie, 'x-project-id': p.project.id } });
+    expect(foreign.statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'GET', url })).statusCode).toBe(401);
   });
 
   it('deleting the project removes its stored files; another project\'s stay', async () => {
