@@ -73,7 +73,7 @@ export async function segmentsRoutes(app: FastifyInstance, deps: AppDeps): Promi
   });
 
   r.delete('/segments/:id', {
-    schema: { tags, summary: 'Delete; 409 while a scheduled/sending campaign or another segment uses it', params },
+    schema: { tags, summary: 'Delete; 409 while a scheduled/sending campaign, another segment or a workflow CONDITION step uses it', params },
     handler: async (request, reply) => {
       await removeSegment(deps.db, projectIdOf(request), request.params.id);
       return reply.code(204).send();

@@ -3,6 +3,7 @@ import { compileCondition, validateCondition } from '../../conditions/index.js';
 import type { Database, SegmentRow } from '../../db/schema.js';
 import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
 import { rowToContact } from '../contacts/index.js';
+import { workflowsUsingSegment } from '../workflows/index.js';
 import { computeSegment, countWithin, membershipCondition, recount, refreshSegmentCount, within } from './compute.js';
 import {
   activeCampaignsUsing,
@@ -91,7 +92,7 @@ export async function patchSegment(db: Kysely<Database>, projectId: string, id: 
   return rowToSegment({ ...row, member_count: memberCount ?? row.member_count });
 }
 
-/** 409 while an active campaign or another segment uses it; draft/finished campaigns are detached. */
+/** 409 while an active campaign, another segment or a workflow CONDITION step uses it; draft/finished campaigns are detached. */
 export async function removeSegment(db: Kysely<Database>, projectId: string, id: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const seg = await requireSegment(trx, projectId, id, true);
@@ -102,6 +103,11 @@ export async function removeSegment(db: Kysely<Database>, projectId: string, id:
     const segments = await segmentsReferencing(trx, projectId, seg.id);
     if (segments.length > 0) {
       throw conflict("Other segments' conditions reference this segment", { segments: segments.map((s) => s.id) });
+    }
+    // A workflow CONDITION on a deleted segment could no longer be evaluated: its executions would fail there.
+    const workflows = await workflowsUsingSegment(trx, projectId, seg.id);
+    if (workflows.length > 0) {
+      throw conflict('Workflow conditions reference this segment: change those steps first', { workflows: workflows.map((w) => ({ id: w.id, name: w.name })) });
     }
     await deleteSegment(trx, projectId, seg.id);
   });

@@ -3,7 +3,7 @@ export type { WebhookVariables } from './webhook/render-request.js';
 /** Definitions (workflows, steps, transitions): routes, step config schemas, usage lookups. */
 export { workflowsRoutes } from './workflows.routes.js';
 export { conditionOf, delaySeconds, parseStepConfig, type DelayConfig, type SendEmailConfig, type UpdateContactConfig, type WaitForEventConfig, type WebhookConfig } from './steps.schema.js';
-export { workflowsUsingEvent, workflowsUsingField, workflowsUsingTemplate, type TemplateStepUse } from './usage.js';
+export { workflowsUsingEvent, workflowsUsingField, workflowsUsingSegment, workflowsUsingTemplate, type TemplateStepUse } from './usage.js';
 /** Engine (src/modules/workflows/engine): the workflow-events and workflow-step jobs, executions. */
 export { handleEvents as handleWorkflowEvents } from './engine/events.js';
 export { drainEventQueue as drainWorkflowEventQueue, sweepEventQueue as sweepWorkflowEventQueue } from './engine/queue.js';

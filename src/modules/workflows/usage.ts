@@ -59,3 +59,14 @@ export async function workflowsUsingField(db: Kysely<Database>, projectId: strin
     ORDER BY w.created_at DESC, w.id`.execute(db);
   return rows;
 }
+
+/** Workflows whose CONDITION steps filter on membership of the segment (`segment.<id>`, any case, at any depth). */
+export async function workflowsUsingSegment(db: Kysely<Database>, projectId: string, segmentId: string): Promise<{ id: string; name: string }[]> {
+  const { rows } = await sql<{ id: string; name: string }>`
+    SELECT w.id, w.name FROM workflows w
+    WHERE w.project_id = ${projectId}::uuid AND EXISTS (
+      SELECT 1 FROM workflow_steps s WHERE s.project_id = w.project_id AND s.workflow_id = w.id
+        AND s.type = 'CONDITION' AND s.config::text ILIKE ${`%"segment.${segmentId}"%`})
+    ORDER BY w.created_at DESC, w.id`.execute(db);
+  return rows;
+}

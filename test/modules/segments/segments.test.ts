@@ -108,6 +108,21 @@ describe('list, get, patch, delete', () => {
     const after = await t.db.db.selectFrom('campaigns').select('segment_id').where('id', '=', camp.id).executeTakeFirstOrThrow();
     expect(after.segment_id).toBeNull();
   });
+  it('refuses DELETE while a workflow CONDITION step filters on it (409 naming the workflow), until the step changes', async () => {
+    const { p } = await fresh();
+    const seg = await create(p, { name: 'VIP', type: 'STATIC' });
+    const wf = (await call(p, 'POST', '/workflows', { name: 'Onboarding', eventName: 'signed_up' })).json<{ id: string }>();
+    const trigger = (await call(p, 'GET', `/workflows/${wf.id}`)).json<{ steps: { id: string }[] }>().steps[0]?.id ?? '';
+    const condition = { logic: 'OR', groups: [{ filters: [{ field: 'email', operator: 'contains', value: '@' }] }, { filters: [{ field: `segment.${seg.id}`, operator: 'memberOfSegment' }] }] };
+    const step = await call(p, 'POST', `/workflows/${wf.id}/steps`, { type: 'CONDITION', name: 'VIP?', config: { condition }, after: { stepId: trigger } });
+    expect(step.statusCode, step.body).toBe(201);
+    const res = await call(p, 'DELETE', `/segments/${seg.id}`);
+    expect(res.statusCode).toBe(409);
+    expect(res.json<{ error: { details: { workflows: { id: string; name: string }[] } } }>().error.details.workflows).toEqual([{ id: wf.id, name: 'Onboarding' }]);
+    const changed = await call(p, 'PATCH', `/workflows/${wf.id}/steps/${step.json<{ id: string }>().id}`, { config: { field: 'email', operator: 'contains', value: '@' } });
+    expect(changed.statusCode, changed.body).toBe(200);
+    expect((await call(p, 'DELETE', `/segments/${seg.id}`)).statusCode).toBe(204);
+  });
 });
 
 describe('members', () => {

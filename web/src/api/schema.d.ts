@@ -1405,7 +1405,7 @@ export interface paths {
         get: operations["getSegmentsById"];
         put?: never;
         post?: never;
-        /** Delete; 409 while a scheduled/sending campaign or another segment uses it */
+        /** Delete; 409 while a scheduled/sending campaign, another segment or a workflow CONDITION step uses it */
         delete: operations["deleteSegmentsById"];
         options?: never;
         head?: never;
