@@ -4,6 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
 import { createVerp, type InboundReceiver, startInboundReceiver } from '../../../src/modules/bounces/index.js';
 import { bearer, newProject, type SignedInUser, type TestProject } from '../../helpers/accounts.js';
 import { TEST_SECRET } from '../../helpers/app.js';
@@ -226,5 +227,14 @@ describe('INBOUND_STORE_ATTACHMENTS off', () => {
     expect(msg.attachments[0]).toMatchObject({ index: 0, filename: 'x.pdf', contentType: 'application/pdf', size: 3000, stored: false });
     expect(msg.attachments[0].url).toBeUndefined();
     expect((await get(p.project, `/inbound-messages/${id}/attachments/0`)).statusCode).toBe(404);
+  });
+});
+
+describe('configuration', () => {
+  it('INBOUND_STORE_ATTACHMENTS is off by default, on with true, refused when not a boolean', () => {
+    const base = { SECRET: 's'.repeat(32), DATA_DIR: '/tmp/inbound-attachments-config', BOUNCE_DOMAIN: DOMAIN, INBOUND_SMTP_PORT: '2525' };
+    expect(loadConfig(base).inboundSmtp?.storeAttachments).toBe(false);
+    expect(loadConfig({ ...base, INBOUND_STORE_ATTACHMENTS: 'true' }).inboundSmtp?.storeAttachments).toBe(true);
+    expect(() => loadConfig({ ...base, INBOUND_STORE_ATTACHMENTS: 'sometimes' })).toThrow(/INBOUND_STORE_ATTACHMENTS/);
   });
 });
