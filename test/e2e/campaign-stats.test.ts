@@ -141,6 +141,7 @@ describe('dashboard: a campaign\'s opens and clicks over time, top links and bou
       const contactLink = row.getByRole('link', { name: people[2] });
       expect(await contactLink.getAttribute('href')).toBe(`/app/projects/${projectId}/contacts/${contactIds[2]}`);
       expect(await page.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+      await page.evaluate(() => window.scrollTo(0, 0));
       await e.screenshot(page, 'campaign-insight');
       await links.scrollIntoViewIfNeeded();
       await e.screenshot(page, 'campaign-insight-tables');

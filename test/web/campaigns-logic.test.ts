@@ -32,6 +32,8 @@ describe('campaign pages: state rules, polling, funnel, progress, schedule times
       ['opened', 90, 0.45, 0.5],
       ['clicked', 9, 0.045, 0.1],
     ]);
+    // A relay without delivery notifications: opens are a share of what was sent, not of 0 delivered.
+    expect(funnel({ sent: 20, delivered: 0, opened: 5, clicked: 1 }).map((s) => s.ofPrevious)).toEqual([1, 0, 0.25, 0.2]);
     expect(funnel({ sent: 0, delivered: 0, opened: 0, clicked: 0 }).every((s) => s.ofSent === 0 && s.ofPrevious === 0)).toBe(true);
     expect(rate(1, 0)).toBe(0);
     expect(rate(1, 4)).toBe(0.25);

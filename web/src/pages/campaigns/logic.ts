@@ -90,7 +90,8 @@ export function funnel(s: Pick<Stats, 'sent' | 'delivered' | 'opened' | 'clicked
   return steps.map(([key, label]) => {
     const value = s[key];
     const step = { key, label, value, ofSent: s.sent > 0 ? value / s.sent : 0, ofPrevious: previous > 0 ? value / previous : 0 };
-    previous = value;
+    // No delivered at all: the relay sends no delivery notifications, so opens are a share of sent.
+    if (key !== 'delivered' || value > 0) previous = value;
     return step;
   });
 }
