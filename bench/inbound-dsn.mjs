@@ -18,6 +18,8 @@
 // /v1/send beside it (phase "send"): 4 clients POST /v1/send (one recipient each, a second
 // project: the bounced one is auto-disabled by its bounce rate) for --send-seconds alone, then
 // during the reports; the two acceptance rates are compared (--send-seconds 0: the phase alone only).
+// --send-rate N paces /v1/send at N requests/s (default 0: as fast as the server answers, which
+// on a saturated machine measures how the two share the CPU rather than whether sending keeps its pace).
 // Profiling: --cpu-prof DIR writes a V8 CPU profile of the worker+receiver process when it exits;
 // --pg-stats turns on track_functions (ALTER SYSTEM, reloaded) and prints, per phase, the time
 // PostgreSQL spent in each trigger function and the rows written per table.
@@ -36,7 +38,7 @@ const arg = (name, fallback) => {
   return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
 };
 const opts = {
-  emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')), sources: Number(arg('sources', '3')), sendSeconds: Number(arg('send-seconds', '8')),
+  emails: Number(arg('emails', '3000')), connections: Number(arg('connections', '10')), sources: Number(arg('sources', '3')), sendSeconds: Number(arg('send-seconds', '8')), sendRate: Number(arg('send-rate', '0')),
   phases: arg('phases', process.argv.includes('--send-seconds') && Number(arg('send-seconds', '8')) === 0 ? 'alone' : 'alone,send').split(','), cpuProf: arg('cpu-prof', undefined), pgStats: process.argv.includes('--pg-stats'),
 };
 if (opts.phases.some((p) => p !== 'alone' && p !== 'send')) throw new Error('--phases: alone, send or both (alone,send)');
@@ -59,10 +61,17 @@ async function sendLoad(ctx, load, stop) {
   const started = performance.now();
   const lane = async () => {
     while (!done) {
+      const i = n++;
+      // --send-rate N: request i is due at i/N s (a steady application's traffic); 0: as fast as the server answers.
+      if (opts.sendRate > 0) {
+        const wait = started + (i / opts.sendRate) * 1000 - performance.now();
+        if (wait > 0) await sleep(wait);
+        if (done) break;
+      }
       const res = await fetch(`${ctx.base}/v1/send`, {
         method: 'POST',
         headers: { authorization: `Bearer ${load.secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ to: `load${n++}@load.example`, from: load.from, subject: 'Hello', body: '<p>Hello</p>' }),
+        body: JSON.stringify({ to: `load${i}@load.example`, from: load.from, subject: 'Hello', body: '<p>Hello</p>' }),
       });
       await json(res, 200);
       accepted++;
