@@ -80,8 +80,18 @@ async function verifySender(domainId: string, ownerEmail: string): Promise<void>
 
 /** Opens the "+" of a slot or an edge, picks a type and fills the dialog through `fill`. */
 async function addStep(page: Page, plus: string, type: string, name: string, fill: (dialog: ReturnType<Page['getByRole']>) => Promise<void>) {
-  await page.getByRole('button', { name: plus, exact: true }).click();
   const dialog = page.getByRole('dialog', { name: 'Add a step' });
+  // The canvas lays itself out again when the previous step's refetch lands: a click during that
+  // move can miss the "+" (CI, 1 run in ~10). Clicked again, at most three times, until the dialog opens.
+  for (let attempt = 1; ; attempt++) {
+    await page.getByRole('button', { name: plus, exact: true }).click();
+    try {
+      await dialog.waitFor({ timeout: 3_000 });
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
   await dialog.getByText(type, { exact: true }).click();
   await dialog.getByLabel('Step name').fill(name);
   await fill(dialog);
