@@ -2,7 +2,7 @@
  * Sends a test message to the inbound SMTP receiver (docs/bounces.md "Testing the receiver"):
  *
  *   node --import tsx scripts/inbound-smtp.ts verp EMAIL_ID
- *       prints the VERP address of an email (SECRET and BOUNCE_DOMAIN from the environment)
+ *       prints the VERP address of an email (SECRET, DATA_DIR and BOUNCE_DOMAIN read as the server reads them)
  *   node --import tsx scripts/inbound-smtp.ts dsn EMAIL_ID [--status 5.1.1] [--server HOST:PORT]
  *       sends an RFC 3464 bounce about the email to its VERP address, from the null sender
  *   node --import tsx scripts/inbound-smtp.ts message TO FROM [--subject S] [--in-reply-to MSGID] [--server HOST:PORT]
@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { createVerp } from '../src/modules/bounces/verp.js';
+import { loadConfig } from '../src/config.js';
 
 const [command, ...rest] = process.argv.slice(2);
 const flags = new Map<string, string>();
@@ -28,11 +29,11 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+/** The server's own configuration (SECRET from the environment, or the one generated in DATA_DIR by `npm start`). */
 function verpOf(emailId: string): string {
-  const secret = process.env.SECRET;
-  const domain = process.env.BOUNCE_DOMAIN;
-  if (!secret || !domain) fail('SECRET and BOUNCE_DOMAIN must be set as for the server');
-  return createVerp(secret, domain).address(emailId);
+  const config = loadConfig();
+  if (!config.bounceDomain) fail('BOUNCE_DOMAIN must be set as for the server');
+  return createVerp(config.secret, config.bounceDomain).address(emailId);
 }
 
 async function send(envelope: { from: string; to: string }, raw: string): Promise<void> {
