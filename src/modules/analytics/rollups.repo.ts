@@ -92,31 +92,45 @@ const EMAIL_COLUMNS = [
   'sent_delivered', 'sent_opened', 'sent_clicked', 'sent_bounced', 'sent_complained',
 ] as const;
 
-async function foldEmailCounts(db: Kysely<Database>): Promise<number> {
-  const cols = sql.join(EMAIL_COLUMNS.map((c) => sql.ref(c)));
-  const sums = sql.join(EMAIL_COLUMNS.map((c) => sql`sum(${sql.ref(c)})`));
-  const set = sql.join(EMAIL_COLUMNS.map((c) => sql`${sql.ref(c)} = t.${sql.ref(c)} + excluded.${sql.ref(c)}`));
+/**
+ * Folds the shards of buckets older than an hour into shard 0, COMPACT_BATCH rows at a time:
+ * `key` identifies a bucket (the conflict target with `shard`), `carry` columns are copied along
+ * (functionally dependent on the key), `columns` are the counters summed. A bucket whose sums
+ * are all zero is dropped.
+ */
+async function foldShards(
+  db: Kysely<Database>,
+  t: { table: string; key: readonly string[]; carry?: readonly string[]; columns: readonly string[] },
+): Promise<number> {
+  const table = sql.table(t.table);
+  const refs = (names: readonly string[]) => sql.join(names.map((c) => sql.ref(c)));
+  const group = [...(t.carry ?? []), ...t.key];
+  const sums = sql.join(t.columns.map((c) => sql`sum(${sql.ref(c)})`));
+  const set = sql.join(t.columns.map((c) => sql`${sql.ref(c)} = t.${sql.ref(c)} + excluded.${sql.ref(c)}`));
+  const joined = sql.join([...t.key, 'shard'].map((c) => sql`a.${sql.ref(c)} = p.${sql.ref(c)}`), sql` AND `);
   const { rows } = await sql<{ n: number }>`
     WITH picked AS (
-      SELECT project_id, bucket, shard FROM analytics_email_counts
+      SELECT ${refs(t.key)}, shard FROM ${table}
       WHERE shard <> 0 AND bucket < now() - interval '1 hour'
       LIMIT ${COMPACT_BATCH} FOR UPDATE SKIP LOCKED
     ),
     moved AS (
-      DELETE FROM analytics_email_counts a USING picked p
-      WHERE a.project_id = p.project_id AND a.bucket = p.bucket AND a.shard = p.shard
+      DELETE FROM ${table} a USING picked p
+      WHERE ${joined}
       RETURNING a.*
     ),
     folded AS (
-      INSERT INTO analytics_email_counts AS t (project_id, bucket, shard, ${cols})
-      SELECT project_id, bucket, 0, ${sums} FROM moved GROUP BY project_id, bucket
-      HAVING ${sql.join(EMAIL_COLUMNS.map((c) => sql`sum(${sql.ref(c)}) <> 0`), sql` OR `)}
-      ORDER BY project_id, bucket
-      ON CONFLICT (project_id, bucket, shard) DO UPDATE SET ${set}
+      INSERT INTO ${table} AS t (${refs(group)}, shard, ${refs(t.columns)})
+      SELECT ${refs(group)}, 0, ${sums} FROM moved GROUP BY ${refs(group)}
+      HAVING ${sql.join(t.columns.map((c) => sql`sum(${sql.ref(c)}) <> 0`), sql` OR `)}
+      ORDER BY ${refs(t.key)}
+      ON CONFLICT (${refs(t.key)}, shard) DO UPDATE SET ${set}
     )
     SELECT count(*)::int AS n FROM moved`.execute(db);
   return rows[0]?.n ?? 0;
 }
+
+const foldEmailCounts = (db: Kysely<Database>) => foldShards(db, { table: 'analytics_email_counts', key: ['project_id', 'bucket'], columns: EMAIL_COLUMNS });
 
 async function foldEventCounts(db: Kysely<Database>): Promise<number> {
   const { rows } = await sql<{ n: number }>`
@@ -162,29 +176,6 @@ async function foldEventDays(db: Kysely<Database>): Promise<number> {
 
 const CAMPAIGN_COLUMNS = ['delivered', 'opened', 'clicked', 'bounced', 'complained'] as const;
 
-/** A campaign's buckets (migration 0031), as {@link foldEmailCounts}. */
-async function foldCampaignEmailCounts(db: Kysely<Database>): Promise<number> {
-  const cols = sql.join(CAMPAIGN_COLUMNS.map((c) => sql.ref(c)));
-  const sums = sql.join(CAMPAIGN_COLUMNS.map((c) => sql`sum(${sql.ref(c)})`));
-  const set = sql.join(CAMPAIGN_COLUMNS.map((c) => sql`${sql.ref(c)} = t.${sql.ref(c)} + excluded.${sql.ref(c)}`));
-  const { rows } = await sql<{ n: number }>`
-    WITH picked AS (
-      SELECT campaign_id, bucket, shard FROM campaign_email_counts
-      WHERE shard <> 0 AND bucket < now() - interval '1 hour'
-      LIMIT ${COMPACT_BATCH} FOR UPDATE SKIP LOCKED
-    ),
-    moved AS (
-      DELETE FROM campaign_email_counts a USING picked p
-      WHERE a.campaign_id = p.campaign_id AND a.bucket = p.bucket AND a.shard = p.shard
-      RETURNING a.*
-    ),
-    folded AS (
-      INSERT INTO campaign_email_counts AS t (project_id, campaign_id, bucket, shard, ${cols})
-      SELECT project_id, campaign_id, bucket, 0, ${sums} FROM moved GROUP BY project_id, campaign_id, bucket
-      HAVING ${sql.join(CAMPAIGN_COLUMNS.map((c) => sql`sum(${sql.ref(c)}) <> 0`), sql` OR `)}
-      ORDER BY campaign_id, bucket
-      ON CONFLICT (campaign_id, bucket, shard) DO UPDATE SET ${set}
-    )
-    SELECT count(*)::int AS n FROM moved`.execute(db);
-  return rows[0]?.n ?? 0;
-}
+/** A campaign's buckets (migration 0031). */
+const foldCampaignEmailCounts = (db: Kysely<Database>) =>
+  foldShards(db, { table: 'campaign_email_counts', key: ['campaign_id', 'bucket'], carry: ['project_id'], columns: CAMPAIGN_COLUMNS });
