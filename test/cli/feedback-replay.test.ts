@@ -3,13 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerp, type InboundReceiver, startInboundReceiver } from '../../src/modules/bounces/index.js';
+import { createVerp, type InboundReceiver } from '../../src/modules/bounces/index.js';
 import { TEST_SECRET } from '../helpers/app.js';
 import { expectOneErrorLine, runCli as runCliIn } from '../helpers/cli.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
-import { deliver, eventsOf, fixture, smtpSend } from '../modules/bounces/helpers.js';
+import { deliver, eventsOf, fixture, smtpSend, startTestReceiver } from '../modules/bounces/helpers.js';
 import { createSendTestApp, newSender, type Sender, type SendTestApp } from '../modules/emails/helpers.js';
 
 const DOMAIN = 'bounces.test';
@@ -24,17 +23,7 @@ beforeAll(async () => {
   sink = await startSmtpSink();
   t = await createSendTestApp({ env: { SMTP_URL: sink.url, BOUNCE_DOMAIN: DOMAIN } });
   await t.runWorker();
-  receiver = await startInboundReceiver({
-    db: t.db.db,
-    verp: createVerp(TEST_SECRET, DOMAIN),
-    log: pino({ level: 'silent' }),
-    port: 0,
-    host: '127.0.0.1',
-    maxSizeBytes: 1024 * 1024,
-    messagesPerMinute: 1_000_000,
-    connectionsPerMinute: 1_000_000,
-    autoDisable: true,
-  });
+  receiver = await startTestReceiver(t.db.db, createVerp(TEST_SECRET, DOMAIN), { maxSizeBytes: 1024 * 1024 });
   s = await newSender(t);
 }, 60_000);
 afterAll(async () => {

@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
+import type { Kysely } from 'kysely';
 import nodemailer from 'nodemailer';
+import pino from 'pino';
 import type { Db } from '../../../src/db/connection.js';
+import type { Database } from '../../../src/db/schema.js';
+import { type InboundReceiver, type ReceiverOptions, startInboundReceiver, type Verp } from '../../../src/modules/bounces/index.js';
 import { type SmtpSink } from '../../helpers/smtp-sink.js';
 import type { Sender, SendTestApp } from '../emails/helpers.js';
 import { send, type SendAnswer, waitForStatus } from '../emails/helpers.js';
@@ -67,3 +71,18 @@ export async function deliver(t: SendTestApp, sink: SmtpSink, sender: Sender, to
 export async function eventsOf(db: Db, contactId: string, name: string) {
   return db.db.selectFrom('events').select(['name', 'data']).where('contact_id', '=', contactId).where('name', '=', name).execute();
 }
+
+/** The inbound receiver on a free loopback port, limits out of the way; `opts` override any option. */
+export const startTestReceiver = (db: Kysely<Database>, verp: Verp, opts: Partial<ReceiverOptions> = {}): Promise<InboundReceiver> =>
+  startInboundReceiver({
+    db,
+    verp,
+    log: pino({ level: 'silent' }),
+    port: 0,
+    host: '127.0.0.1',
+    maxSizeBytes: 1024 * 1024,
+    messagesPerMinute: 1_000_000,
+    connectionsPerMinute: 1_000_000,
+    autoDisable: true,
+    ...opts,
+  });

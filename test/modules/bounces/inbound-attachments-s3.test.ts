@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
-import pino from 'pino';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerp, type InboundReceiver, startInboundReceiver } from '../../../src/modules/bounces/index.js';
+import { createVerp, type InboundReceiver } from '../../../src/modules/bounces/index.js';
 import { bearer, newProject } from '../../helpers/accounts.js';
 import { TEST_SECRET } from '../../helpers/app.js';
 import { until } from '../../helpers/poll.js';
 import { addVerifiedDomain } from '../emails/helpers.js';
 import { createUploadTestApp, type UploadTestApp } from '../uploads/helpers.js';
+import { startTestReceiver } from './helpers.js';
 import { smtpMail } from './inbound-mail-helpers.js';
 
 /**
@@ -44,18 +44,7 @@ beforeAll(async () => {
   });
   await t.runWorker();
   client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
-  receiver = await startInboundReceiver({
-    db: t.db.db,
-    verp: createVerp(TEST_SECRET, DOMAIN),
-    log: pino({ level: 'silent' }),
-    port: 0,
-    host: '127.0.0.1',
-    maxSizeBytes: 2 * 1024 * 1024,
-    messagesPerMinute: 1_000_000,
-    connectionsPerMinute: 1_000_000,
-    autoDisable: true,
-    attachments: { config: t.config },
-  });
+  receiver = await startTestReceiver(t.db.db, createVerp(TEST_SECRET, DOMAIN), { maxSizeBytes: 2 * 1024 * 1024, attachments: { config: t.config } });
 }, 60_000);
 afterAll(async () => {
   await receiver?.close();

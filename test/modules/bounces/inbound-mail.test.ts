@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerp, type InboundReceiver, startInboundReceiver } from '../../../src/modules/bounces/index.js';
+import { createVerp, type InboundReceiver } from '../../../src/modules/bounces/index.js';
 import { MAX_BODY_BYTES } from '../../../src/modules/bounces/parse/received.js';
 import { eventNameProblem } from '../../../src/modules/workflows/event-name.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
@@ -12,12 +11,11 @@ import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { createCampaign, seedContacts, waitForCampaign } from '../campaigns/helpers.js';
 import { addVerifiedDomain, createSendTestApp, newSender, type Sender, type SendTestApp } from '../emails/helpers.js';
 import { createWorkflow, waitForExecutions } from '../workflows/engine-helpers.js';
-import { deliver, fixture, smtpSend } from './helpers.js';
+import { deliver, fixture, smtpSend, startTestReceiver } from './helpers.js';
 import { smtpMail } from './inbound-mail-helpers.js';
 
 const DOMAIN = 'bounces.test';
 const verp = createVerp(TEST_SECRET, DOMAIN);
-const silent = pino({ level: 'silent' });
 
 let sink: SmtpSink;
 let t: SendTestApp;
@@ -27,17 +25,7 @@ beforeAll(async () => {
   sink = await startSmtpSink();
   t = await createSendTestApp({ env: { SMTP_URL: sink.url, BOUNCE_DOMAIN: DOMAIN } });
   await t.runWorker();
-  receiver = await startInboundReceiver({
-    db: t.db.db,
-    verp,
-    log: silent,
-    port: 0,
-    host: '127.0.0.1',
-    maxSizeBytes: 2 * 1024 * 1024,
-    messagesPerMinute: 1_000_000,
-    connectionsPerMinute: 1_000_000,
-    autoDisable: true,
-  });
+  receiver = await startTestReceiver(t.db.db, verp, { maxSizeBytes: 2 * 1024 * 1024 });
   a = await newSender(t);
   await enableInbound(a.project, a.domain);
 }, 60_000);

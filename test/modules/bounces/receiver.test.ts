@@ -8,7 +8,7 @@ import { until } from '../../helpers/poll.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { createSendTestApp, newSender, type Sender, type SendTestApp } from '../emails/helpers.js';
 import { selfSignedCertificate } from '../webhooks/sns-signer.js';
-import { type Delivered, deliver, eventsOf, fixture, smtpSend } from './helpers.js';
+import { type Delivered, deliver, eventsOf, fixture, smtpSend, startTestReceiver } from './helpers.js';
 
 const DOMAIN = 'bounces.test';
 const verp = createVerp(TEST_SECRET, DOMAIN);
@@ -23,17 +23,7 @@ beforeAll(async () => {
   sink = await startSmtpSink();
   t = await createSendTestApp({ env: { SMTP_URL: sink.url, BOUNCE_DOMAIN: DOMAIN } });
   await t.runWorker();
-  receiver = await startInboundReceiver({
-    db: t.db.db,
-    verp,
-    log: silent,
-    port: 0,
-    host: '127.0.0.1',
-    maxSizeBytes: MAX_SIZE,
-    messagesPerMinute: 1_000_000,
-    connectionsPerMinute: 1_000_000,
-    autoDisable: true,
-  });
+  receiver = await startTestReceiver(t.db.db, verp, { maxSizeBytes: MAX_SIZE });
   sender = await newSender(t);
 }, 60_000);
 afterAll(async () => {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerp, type InboundReceiver, startInboundReceiver } from '../../../src/modules/bounces/index.js';
+import { createVerp, type InboundReceiver } from '../../../src/modules/bounces/index.js';
 import { bearer } from '../../helpers/accounts.js';
 import { TEST_SECRET } from '../../helpers/app.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
+import { startTestReceiver } from '../bounces/helpers.js';
 import { smtpMail } from '../bounces/inbound-mail-helpers.js';
 import { createSendTestApp, newSender, send, type SendAnswer, type SendTestApp, waitForStatus } from '../emails/helpers.js';
 import { expectSigned, type Receiver, registerEndpoint, startReceiver, waitForCalls } from './helpers.js';
@@ -23,17 +23,7 @@ beforeAll(async () => {
   [sink, r] = await Promise.all([startSmtpSink(), startReceiver()]);
   t = await createSendTestApp({ env: { SMTP_URL: sink.url, WEBHOOK_ALLOW_PRIVATE: 'true', BOUNCE_DOMAIN: 'bounces.test' } });
   await t.runWorker();
-  inbound = await startInboundReceiver({
-    db: t.db.db,
-    verp: createVerp(TEST_SECRET, 'bounces.test'),
-    log: pino({ level: 'silent' }),
-    port: 0,
-    host: '127.0.0.1',
-    maxSizeBytes: 1024 * 1024,
-    messagesPerMinute: 1_000_000,
-    connectionsPerMinute: 1_000_000,
-    autoDisable: true,
-  });
+  inbound = await startTestReceiver(t.db.db, createVerp(TEST_SECRET, 'bounces.test'), { maxSizeBytes: 1024 * 1024 });
 }, 60_000);
 afterAll(async () => {
   await inbound?.close();
