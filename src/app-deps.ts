@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
+import type { KeyCache } from './http/key-cache.js';
 import { createSessions, type Sessions } from './http/session.js';
 import { createDns, type Dns } from './lib/dns.js';
 import { createTokens, type Tokens } from './lib/tokens.js';
@@ -18,6 +19,8 @@ export interface AppDeps {
   readonly tokens: Tokens;
   /** SMTP_URL's pooled relay transport, or the capture outbox; close it after the worker stops. */
   readonly mail: MailTransport;
+  /** API key → project lookups cached by the server's API (src/http/key-cache.ts); unset: looked up on every request. */
+  readonly keyCache?: KeyCache;
   /** Checks that the database answers (GET /health): on its own reserved connection in the server. */
   readonly ping: () => Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './app-deps.js';
 import type { ProjectRole } from './db/schema.js';
@@ -17,7 +17,7 @@ import { rateLimitPlugin, type RateLimitStore } from './http/rate-limit.js';
 import { textRulesPlugin } from './http/text-rules.js';
 import { registerUnmatched } from './http/unmatched.js';
 import { validatorCompiler } from './http/validation.js';
-import { serializeRequest } from './http/request-log.js';
+import { RequestLogController, serializeRequest } from './http/request-log.js';
 import { accountsRoutes } from './modules/accounts/index.js';
 import { activityRoutes } from './modules/activity/index.js';
 import { analyticsRoutes } from './modules/analytics/index.js';
@@ -88,7 +88,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
     // The request serializer redacts tokens and search terms from logged URLs, whatever logger is passed.
     ...(opts.logger ? { loggerInstance: opts.logger.child({}, { serializers: { req: serializeRequest } }) } : { logger: false }),
     genReqId: () => randomUUID(),
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new RequestLogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Slow clients: per-route body deadlines (body-timeout.ts), Node's own limits behind them.
     requestTimeout: serverRequestTimeoutMs(bodyTimeouts),
@@ -123,7 +123,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await registerOpenApi(app, deps.config.publicUrl);
   await app.register(corsPlugin);
   await app.register(fastifyCookie);
-  await app.register(authPlugin, { db: deps.db, sessions: deps.sessions });
+  await app.register(authPlugin, { db: deps.db, sessions: deps.sessions, keyCache: deps.keyCache });
   await app.register(rateLimitPlugin, {
     limit: deps.config.rateLimitPerMinute,
     ipLimit: deps.config.signinRateLimitPerMinute,

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { connect, connectForRequests, type Db, type RequestDb } from './db/connection.js';
 import { DatabaseStartError, openDatabase, type OpenDatabase } from './db/open.js';
+import { startKeyCache } from './http/key-cache.js';
 import { memoryStore, redisStore } from './http/rate-limit.js';
 import { type InboundReceiver, startConfiguredReceiver } from './modules/bounces/index.js';
 import { startWorker } from './worker.js';
@@ -39,12 +40,16 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) fail(err.message);
     throw err;
   }
-  const log = pino({ level: config.logLevel, redact: REDACT });
+  // Written asynchronously (lines that come while a write is under way go out together in the
+  // next one) and flushed synchronously at exit: a synchronous write per line cost the API a
+  // system call per request at full rate (docs/performance.md). A SIGKILL may lose the last lines.
+  const log = pino({ level: config.logLevel, redact: REDACT }, pino.destination({ dest: 1, sync: false }));
   const serveApi = config.role !== 'worker';
   const runJobs = config.role !== 'api';
 
   let database: OpenDatabase | undefined;
   let requestDb: RequestDb | undefined;
+  let keys: { close(): Promise<void> } | undefined;
   let app: FastifyInstance | undefined;
   let runner: Runner | undefined;
   let receiver: InboundReceiver | undefined;
@@ -73,7 +78,9 @@ async function main(): Promise<void> {
       // The API has pools of its own: requests wait at most 2 s for a connection (then 503) and
       // never take the worker's, and /health keeps a reserved connection (docs/operations.md).
       requestDb = connectForRequests(db.url);
-      const apiDeps: AppDeps = { ...deps, db: requestDb.db, ping: requestDb.ping };
+      const keyCache = startKeyCache(db.url, log.child({ component: 'key-cache' }));
+      keys = keyCache;
+      const apiDeps: AppDeps = { ...deps, db: requestDb.db, ping: requestDb.ping, keyCache: keyCache.cache };
       app = await buildApp(apiDeps, { logger: log, rateLimitStore: store });
       // Answers sent while draining tell the client not to reuse the connection.
       app.addHook('onSend', async (_request, reply) => {
@@ -83,7 +90,7 @@ async function main(): Promise<void> {
         await app.listen({ port: config.port, host: config.host });
       } catch (err) {
         await runner?.stop();
-        await requestDb.close();
+        await Promise.all([requestDb.close(), keyCache.close()]);
         await db.close();
         fail(`cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -98,7 +105,7 @@ async function main(): Promise<void> {
       } catch (err) {
         await app?.close();
         await inboundDb.close();
-        await requestDb?.close();
+        await Promise.all([requestDb?.close(), keys?.close()]);
         await runner?.stop();
         await db.close();
         fail(`cannot start the inbound SMTP receiver on ${inbound.host}:${inbound.port}: ${err instanceof Error ? err.message : String(err)}`);
@@ -123,7 +130,7 @@ async function main(): Promise<void> {
     const reapIdle = setInterval(() => app?.server.closeIdleConnections(), 100);
     await Promise.all([app?.close(), receiver?.close()]);
     clearInterval(reapIdle);
-    await Promise.all([requestDb?.close(), inboundDb?.close()]);
+    await Promise.all([requestDb?.close(), inboundDb?.close(), keys?.close()]);
     await runner?.stop();
     await deps?.mail.close();
     await database?.close();

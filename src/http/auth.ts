@@ -6,6 +6,7 @@ import { PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX } from '../lib/keys.js';
 import { isUuid } from '../lib/uuid.js';
 import { ApiError, ErrorCode, forbidden, notFound } from './errors.js';
 import { AuthMode, type ProjectContext, Roles } from './context.js';
+import type { KeyCache } from './key-cache.js';
 import { SESSION_COOKIE, type SessionClaims, type Sessions } from './session.js';
 
 const NEEDS_SECRET = 'This endpoint requires a secret key (sk_…), not a public key (pk_…)';
@@ -120,25 +121,32 @@ async function authenticateProjectUser(
   return found.project;
 }
 
-async function authenticateKey(db: Kysely<Database>, mode: AuthMode, key: string): Promise<ProjectContext> {
+async function authenticateKey(db: Kysely<Database>, cache: KeyCache | undefined, mode: AuthMode, key: string): Promise<ProjectContext> {
   const isSecret = key.startsWith(SECRET_KEY_PREFIX);
   const isPublic = key.startsWith(PUBLIC_KEY_PREFIX);
   if (!isSecret && !isPublic) throw invalidKey('Invalid API key: keys start with pk_ (public) or sk_ (secret)');
   // The key type is checked before the lookup so the message always names the type needed.
   if (mode === AuthMode.secret && isPublic) throw invalidKey(NEEDS_SECRET);
   if (mode === AuthMode.public && isSecret) throw invalidKey(NEEDS_PUBLIC);
-  const project = await projectByKey(db, key);
+  const project = cache ? await cache.lookup(key, () => projectByKey(db, key)) : await projectByKey(db, key);
   if (!project) throw invalidKey('Invalid API key');
   return project;
 }
 
-async function authenticate(db: Kysely<Database>, sessions: Sessions, request: FastifyRequest): Promise<void> {
+interface AuthOptions {
+  db: Kysely<Database>;
+  sessions: Sessions;
+  /** API key lookups cached in the process (src/http/key-cache.ts); none: one query per request. */
+  keyCache?: KeyCache;
+}
+
+async function authenticate({ db, sessions, keyCache }: AuthOptions, request: FastifyRequest): Promise<void> {
   const mode = request.routeOptions.config.auth ?? AuthMode.secret;
   if (mode === AuthMode.none || request.is404) return;
 
   const key = mode === AuthMode.user ? undefined : bearerToken(request);
   if (key) {
-    request.project = await authenticateKey(db, mode, key);
+    request.project = await authenticateKey(db, keyCache, mode, key);
   } else if (mode === AuthMode.public) {
     throw unauthorized('Missing API key: send "Authorization: Bearer <public key (pk_…)>"');
   } else {
@@ -184,7 +192,7 @@ async function authenticate(db: Kysely<Database>, sessions: Sessions, request: F
  * rules hold for every route, present and future, without code in handlers.
  */
 export const authPlugin = fp(
-  async (app: FastifyInstance, opts: { db: Kysely<Database>; sessions: Sessions }) => {
+  async (app: FastifyInstance, opts: AuthOptions) => {
     app.decorateRequest('project', undefined);
     app.decorateRequest('user', undefined);
     app.addHook('onRoute', (route) => {
@@ -194,7 +202,7 @@ export const authPlugin = fp(
       if (roles && auth === AuthMode.user && !/\/:id(\/|$)/.test(route.url)) throw new Error(`${route.url}: config.roles on a 'user' route needs the project as its :id`);
     });
     app.addHook('onRequest', async (request) => {
-      await authenticate(opts.db, opts.sessions, request);
+      await authenticate(opts, request);
     });
   },
   { name: 'auth', dependencies: ['@fastify/cookie'] },

@@ -5,6 +5,7 @@ import { buildApp } from '../../src/app.js';
 import { type AppDeps, createAppDeps } from '../../src/app-deps.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connect, type Db } from '../../src/db/connection.js';
+import type { KeyCache } from '../../src/http/key-cache.js';
 import { memoryStore, type RateLimitStore } from '../../src/http/rate-limit.js';
 import { startWorker } from '../../src/worker.js';
 
@@ -37,11 +38,13 @@ export async function createTestApp(
     /** Also run a real job worker (without the crontab) on the test database. */
     worker?: { concurrency?: number };
     extend?: (app: FastifyInstance, db: Db) => void;
+    /** API key lookups cached as the server's API does (src/http/key-cache.ts); default none. */
+    keyCache?: KeyCache;
   } = {},
 ): Promise<TestApp> {
   const config = testConfig(opts.env);
   const db = connect(inject('databaseUrl'), { max: 10 });
-  const deps = createAppDeps(config, db.db);
+  const deps: AppDeps = { ...createAppDeps(config, db.db), keyCache: opts.keyCache };
   const app = await buildApp(
     deps,
     { rateLimitStore: opts.store ?? memoryStore(), logger: opts.logger },

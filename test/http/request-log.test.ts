@@ -68,4 +68,22 @@ describe('request logs', () => {
     expect(all).toContain(`/contacts?search=${REDACTED}`);
     expect(all).toContain(`/t/o/${REDACTED}`);
   });
+
+  it('write one line per request at info: method, redacted URL, status, time and project', async () => {
+    lines.length = 0;
+    const res = await t.app.inject({ method: 'GET', url: '/contacts?search=x&limit=1', headers: bearer(project.secret) });
+    expect(res.statusCode).toBe(200);
+    const requestId = res.headers['x-request-id'];
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const mine = parsed.filter((l) => l.req || l.res);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({
+      msg: 'request completed',
+      req: { method: 'GET', url: `/contacts?search=${REDACTED}&limit=1` },
+      res: { statusCode: 200 },
+      projectId: project.id,
+    });
+    expect(typeof mine[0]?.responseTime).toBe('number');
+    if (typeof requestId === 'string') expect(mine[0]?.requestId).toBe(requestId);
+  });
 });

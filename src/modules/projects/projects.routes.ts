@@ -50,15 +50,16 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
   r.patch('/users/@me/projects/:id', {
     config: admins,
     schema: { tags, summary: 'Update name, tracking or sending rate (OWNER, ADMIN)', params: ProjectIdParams, body: UpdateProjectBody, response: { 200: Project } },
-    handler: async (request) =>
-      rowToProject(
-        await updateProjectSettings(deps.db, {
-          userId: userId(request),
-          projectId: request.params.id,
-          patch: request.body,
-          maxSendingRate: deps.config.maxProjectSendingRate,
-        }),
-      ),
+    handler: async (request) => {
+      const row = await updateProjectSettings(deps.db, {
+        userId: userId(request),
+        projectId: request.params.id,
+        patch: request.body,
+        maxSendingRate: deps.config.maxProjectSendingRate,
+      });
+      deps.keyCache?.invalidate(request.params.id);
+      return rowToProject(row);
+    },
   });
 
   r.delete('/users/@me/projects/:id', {
@@ -71,6 +72,7 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
     },
     handler: async (request, reply) => {
       await removeProject(deps.db, { userId: userId(request), projectId: request.params.id, confirm: request.body.confirm });
+      deps.keyCache?.invalidate(request.params.id);
       return reply.code(204).send();
     },
   });
@@ -92,8 +94,12 @@ export async function projectsRoutes(app: FastifyInstance, deps: AppDeps): Promi
   r.post('/users/@me/projects/:id/regenerate-keys', {
     config: admins,
     schema: { tags, summary: 'Replace both API keys at once (OWNER, ADMIN); the old ones stop working immediately', params: ProjectIdParams, response: { 200: Project } },
-    handler: async (request) =>
-      rowToProject(await regenerateProjectKeys(deps.db, { userId: userId(request), projectId: request.params.id })),
+    handler: async (request) => {
+      const row = await regenerateProjectKeys(deps.db, { userId: userId(request), projectId: request.params.id });
+      // Every process drops the old keys when the commit's notification arrives; this one at once.
+      deps.keyCache?.invalidate(request.params.id);
+      return rowToProject(row);
+    },
   });
 
   r.get('/users/@me/projects/:id/webhook-secret', {
