@@ -85,6 +85,8 @@ export async function startPostgresStage(log) {
 export async function measureTracks(stage, { clients, perTx, seconds }) {
   const conns = await Promise.all(Array.from({ length: clients }, async () => {
     const c = new pg.Client({ connectionString: stage.url });
+    // A connection ended under it (PostgreSQL stopping on Ctrl-C) fails its query; no crash.
+    c.on('error', () => undefined);
     await c.connect();
     return c;
   }));
@@ -128,15 +130,21 @@ export async function measureTracks(stage, { clients, perTx, seconds }) {
     window.done(started, perTx);
   };
   const step = perTx === 1 ? one : many;
-  const loops = conns.map(async (c) => {
-    while (window.open()) await step(c);
-  });
+  const loops = Promise.all(
+    conns.map(async (c) => {
+      while (window.open()) await step(c);
+    }),
+  );
+  loops.catch(() => undefined); // awaited below; a failure before then must not be unhandled
   await window.untilStart();
   const cpu0 = { pg: postgresCpuBelow(process.pid), node: ownCpu() };
   await window.untilEnd();
   const cpu1 = { pg: postgresCpuBelow(process.pid), node: ownCpu() };
-  await Promise.all(loops);
-  await Promise.all(conns.map((c) => c.end()));
+  try {
+    await loops;
+  } finally {
+    await Promise.all(conns.map((c) => c.end().catch(() => undefined)));
+  }
   const r = window.result();
   return {
     perSecond: r.perSecond,
