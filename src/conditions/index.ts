@@ -6,6 +6,7 @@ import { validateCondition as validate, type ValidateOptions } from './validate.
 
 export { ConditionTreeSchema, type ConditionTree, MAX_DEPTH, MAX_EXPANDED_FILTERS, MAX_EXPANDED_REFERENCES, MAX_FILTERS, MAX_GROUPS } from './tree.js';
 export type { CompileOptions } from './compile.js';
+export { storedDataIndexUses, type DataIndexKind } from './data-indexes.js';
 export type { ValidateOptions } from './validate.js';
 
 /**
@@ -27,7 +28,8 @@ export async function validateCondition(
 
 /**
  * ONE SQL boolean expression over the contacts row aliased `alias` (default 'c'); values always
- * bound parameters. `tree` may be stored data: it is checked again, with the segments it
+ * bound parameters. A filter: TRUE for members, FALSE or NULL otherwise (use it in WHERE, never
+ * negated). `tree` may be stored data: it is checked again, with the segments it
  * references, and anything unusable is a 422 (field `opts.fieldPrefix`, default `condition`).
  */
 export async function compileCondition(

@@ -6,6 +6,7 @@ import { campaignSend } from './campaign-send.js';
 import { campaignSweep } from './campaign-sweep.js';
 import { cleanupIdempotencyKeys } from './cleanup-idempotency-keys.js';
 import { contactsBulk } from './contacts-bulk.js';
+import { contactsDataIndexes } from './contacts-data-indexes.js';
 import { contactsFieldDelete } from './contacts-field-delete.js';
 import { contactsImport } from './contacts-import.js';
 import type { JobDeps } from './deps.js';
@@ -35,6 +36,7 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.sendEmail]: sendEmail(deps),
     [Tasks.domainsRecheck]: domainsRecheck(deps),
     [Tasks.segmentsRecompute]: segmentsRecompute(deps),
+    [Tasks.contactsDataIndexes]: contactsDataIndexes(deps),
     [Tasks.campaignSend]: campaignSend(deps),
     [Tasks.campaignComplete]: campaignComplete(deps),
     [Tasks.campaignSweep]: campaignSweep(deps),
@@ -68,6 +70,8 @@ export const CRONTAB = [
   `* * * * * ${Tasks.campaignSweep} ?max=1&queue=${Tasks.campaignSweep}&jobKey=${Tasks.campaignSweep}&priority=${JobPriority.campaign}`,
   // Fan-out only; each tracked segment gets its own job keyed by its id (segments-recompute.ts).
   `*/5 * * * * ${Tasks.segmentsRecompute} ?max=1&jobKey=${Tasks.segmentsRecompute}&priority=${JobPriority.maintenance}`,
+  // Data key indexes (docs/conditions.md): orphans dropped, every project's set reconciled; own queue, one DDL at a time.
+  `29 * * * * ${Tasks.contactsDataIndexes} ?max=1&queue=${Tasks.contactsDataIndexes}&jobKey=${Tasks.contactsDataIndexes}&priority=${JobPriority.maintenance}`,
   // Safety net of coalesced enrolment (docs/workflows.md "Engine"): no queued event is stranded.
   `* * * * * ${Tasks.workflowEventsSweep} ?max=1&jobKey=${Tasks.workflowEventsSweep}&priority=${JobPriority.workflowSteps}`,
   // Deliverability counters: hourly buckets older than 8 days folded into per-project totals.

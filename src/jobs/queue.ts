@@ -14,6 +14,8 @@ export const Tasks = {
   sendEmail: 'send-email',
   domainsRecheck: 'domains-recheck',
   segmentsRecompute: 'segments-recompute',
+  /** Builds/drops a project's data key indexes (`{projectId}`, keyed per project), or sweeps all of them (cron): src/modules/segments/data-indexes.ts. */
+  contactsDataIndexes: 'contacts-data-indexes',
   campaignSend: 'campaign-send',
   campaignComplete: 'campaign-complete',
   campaignSweep: 'campaign-sweep',

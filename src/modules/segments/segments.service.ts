@@ -5,6 +5,7 @@ import { conflict, LegacyBadRequest, notFound } from '../../http/errors.js';
 import { rowToContact } from '../contacts/index.js';
 import { workflowsUsingSegment } from '../workflows/index.js';
 import { computeSegment, countWithin, membershipCondition, recount, refreshSegmentCount, within } from './compute.js';
+import { enqueueDataIndexes, usesDataIndexes } from './data-indexes.js';
 import {
   activeCampaignsUsing,
   clearMembers,
@@ -49,6 +50,7 @@ export async function createSegment(db: Kysely<Database>, projectId: string, bod
     condition,
     trackMembership: body.trackMembership ?? false,
   });
+  if (usesDataIndexes(condition)) await enqueueDataIndexes(db, projectId);
   const memberCount = type === 'DYNAMIC' ? await countWithin(db, row) : undefined;
   return rowToSegment({ ...row, member_count: memberCount ?? row.member_count });
 }
@@ -88,6 +90,7 @@ export async function patchSegment(db: Kysely<Database>, projectId: string, id: 
     if (updated.type === 'DYNAMIC' && seg.track_membership && !updated.track_membership) await clearMembers(trx, updated.id);
     return updated;
   });
+  if (condition !== undefined && (usesDataIndexes(seg.condition) || usesDataIndexes(condition))) await enqueueDataIndexes(db, projectId);
   const memberCount = condition !== undefined ? await countWithin(db, row) : undefined;
   return rowToSegment({ ...row, member_count: memberCount ?? row.member_count });
 }
@@ -110,6 +113,7 @@ export async function removeSegment(db: Kysely<Database>, projectId: string, id:
       throw conflict('Workflow conditions reference this segment: change those steps first', { workflows: workflows.map((w) => ({ id: w.id, name: w.name })) });
     }
     await deleteSegment(trx, projectId, seg.id);
+    if (usesDataIndexes(seg.condition)) await enqueueDataIndexes(trx, projectId);
   });
 }
 
