@@ -95,11 +95,14 @@ function descendants(rootPid) {
   return out;
 }
 
+/** The Node process that serves under `npm start`: scripts/start.mjs (compiled), or tsx's child running src/server.ts. */
+const isServerNode = (p) => p.comm === 'node' && (p.cmdline.includes('scripts/start.mjs') || (p.cmdline.includes('loader.mjs') && p.cmdline.includes('src/server.ts')));
+
 /** The server's Node pid and its postmaster pid (started server), or every postgres process (running one). */
 function cpuSnapshot(server) {
   if (server) {
     const tree = descendants(server.npmPid);
-    const node = tree.find((p) => p.comm === 'node' && p.cmdline.includes('loader.mjs') && p.cmdline.includes('src/server.ts'));
+    const node = tree.find(isServerNode);
     const postmaster = tree.find((p) => p.comm === 'postgres' && p.cmdline.includes(' -D '));
     const backends = postmaster ? descendants(postmaster.pid) : [];
     return {
@@ -138,7 +141,7 @@ async function startServer() {
     npmPid: child.pid,
     async stop() {
       // SIGTERM to the server's Node process only: it drains, then stops its PostgreSQL.
-      const node = descendants(child.pid).find((p) => p.comm === 'node' && p.cmdline.includes('src/server.ts') && p.cmdline.includes('loader.mjs'));
+      const node = descendants(child.pid).find(isServerNode);
       if (node) process.kill(node.pid, 'SIGTERM');
       const exited = new Promise((r) => child.once('exit', r));
       await Promise.race([exited, sleep(30_000)]);

@@ -35,7 +35,7 @@ function who(request: FastifyRequest, params: { id: string }): { userId: string;
  */
 export async function billingRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const billing = deps.config.billing;
-  const b: BillingDeps | undefined = billing && { billing, db: deps.db, stripe: createStripeClient(billing), publicUrl: deps.config.publicUrl };
+  const b: BillingDeps | undefined = billing && { billing, db: deps.db, stripe: await createStripeClient(billing), publicUrl: deps.config.publicUrl };
   const on = (): BillingDeps => {
     if (!b) throw disabled();
     return b;

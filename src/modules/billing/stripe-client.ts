@@ -1,11 +1,15 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { BillingConfig } from '../../config.js';
 import { ApiError } from '../../lib/errors.js';
 
-/** The official client, pointed at STRIPE_API_URL when set (tests: a fake Stripe API on loopback). */
-export function createStripeClient(billing: BillingConfig): Stripe {
+/**
+ * The official client, pointed at STRIPE_API_URL when set (tests: a fake Stripe API on loopback).
+ * The package (~4 MB of heap) is loaded only here, when billing is on (docs/performance.md "Memory").
+ */
+export async function createStripeClient(billing: BillingConfig): Promise<Stripe> {
   const url = billing.apiUrl ? new URL(billing.apiUrl) : undefined;
-  return new Stripe(billing.secretKey, {
+  const { default: StripeClient } = await import('stripe');
+  return new StripeClient(billing.secretKey, {
     maxNetworkRetries: 1,
     timeout: 15_000,
     ...(url && {

@@ -1,4 +1,3 @@
-import sharp from 'sharp';
 import { ApiError, validationError } from '../../http/errors.js';
 
 /**
@@ -37,8 +36,18 @@ const MAX_CONCURRENT = 2;
 /** libvips gives up on one image after this. */
 const TIMEOUT_SECONDS = 30;
 
-// Every input is new: sharp's operation cache would only hold memory.
-sharp.cache(false);
+let sharpLoaded: Promise<typeof import('sharp')> | undefined;
+/**
+ * sharp (libvips: ~25 MB resident once loaded) at the first image, not at start: most processes
+ * never receive one (docs/performance.md "Memory").
+ */
+function loadSharp() {
+  return (sharpLoaded ??= import('sharp').then((module) => {
+    // Every input is new: sharp's operation cache would only hold memory.
+    module.default.cache(false);
+    return module;
+  }));
+}
 
 /** The stored image. */
 export interface ProcessedImage {
@@ -121,6 +130,8 @@ export async function processImage(bytes: Buffer, field: string): Promise<Proces
   const name = format === 'jpeg' ? 'JPEG' : format === 'webp' ? 'WebP' : format.toUpperCase();
   const animated = format === 'gif' || format === 'webp';
   return limited(async () => {
+    // Outside the try below: sharp failing to load is the server's fault, not the file's.
+    const { default: sharp } = await loadSharp();
     try {
       // failOn 'error': truncated or corrupt pixel data is refused; warnings (extra bytes between
       // JPEG markers and the like, which browsers show) are not.

@@ -1,20 +1,14 @@
 import { Readable } from 'node:stream';
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
 import type { S3Config } from '../../config.js';
 import { assertStorageKey, type DeleteFailure, IMMUTABLE_CACHE, type UploadStorage } from './storage.js';
 
 /** DeleteObjects takes at most 1,000 keys. */
 const DELETE_BATCH = 1000;
 
-const isNotFound = (err: unknown) =>
-  err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.name === 'NotFound' || err.$metadata.httpStatusCode === 404);
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+
+const isNotFound = (sdk: S3Sdk, err: unknown) =>
+  err instanceof sdk.S3ServiceException && (err.name === 'NoSuchKey' || err.name === 'NotFound' || err.$metadata.httpStatusCode === 404);
 
 /**
  * An S3-compatible bucket through the official AWS SDK (v3). Objects are written whole by
@@ -24,19 +18,13 @@ const isNotFound = (err: unknown) =>
  *
  * Checksums only where an operation requires them (`WHEN_REQUIRED`): the SDK's newer default
  * adds CRC headers that several S3-compatible servers (older MinIO, Ceph, R2 at times) refuse.
+ *
+ * The SDK (~5 MB of heap) is loaded at the first operation, not at start: a server that keeps
+ * its uploads on disk never loads it (docs/performance.md "Memory").
  */
 export function createS3Storage(config: S3Config): UploadStorage {
-  const client = new S3Client({
-    region: config.region,
-    ...(config.endpoint && { endpoint: config.endpoint }),
-    // A copy: the SDK marks the credentials object it is given (the configuration's is frozen).
-    ...(config.credentials && { credentials: { ...config.credentials } }),
-    forcePathStyle: config.forcePathStyle,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
-  });
+  let loaded: Promise<{ sdk: S3Sdk; client: InstanceType<S3Sdk['S3Client']> }> | undefined;
+  const connect = () => (loaded ??= import('@aws-sdk/client-s3').then((sdk) => ({ sdk, client: newClient(sdk, config) })));
   const Bucket = config.bucket;
 
   return {
@@ -44,30 +32,33 @@ export function createS3Storage(config: S3Config): UploadStorage {
 
     async put(key, data, contentType) {
       assertStorageKey(key);
+      const { sdk, client } = await connect();
       await client.send(
-        new PutObjectCommand({ Bucket, Key: key, Body: data, ContentLength: data.length, ContentType: contentType, CacheControl: IMMUTABLE_CACHE }),
+        new sdk.PutObjectCommand({ Bucket, Key: key, Body: data, ContentLength: data.length, ContentType: contentType, CacheControl: IMMUTABLE_CACHE }),
       );
     },
 
     async head(key) {
       assertStorageKey(key);
+      const { sdk, client } = await connect();
       try {
-        const res = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+        const res = await client.send(new sdk.HeadObjectCommand({ Bucket, Key: key }));
         return { size: res.ContentLength ?? 0 };
       } catch (err) {
-        if (isNotFound(err)) return undefined;
+        if (isNotFound(sdk, err)) return undefined;
         throw err;
       }
     },
 
     async get(key) {
       assertStorageKey(key);
+      const { sdk, client } = await connect();
       try {
-        const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        const res = await client.send(new sdk.GetObjectCommand({ Bucket, Key: key }));
         if (!(res.Body instanceof Readable)) throw new Error('S3 GetObject answered without a readable body');
         return { size: res.ContentLength ?? 0, body: res.Body };
       } catch (err) {
-        if (isNotFound(err)) return undefined;
+        if (isNotFound(sdk, err)) return undefined;
         throw err;
       }
     },
@@ -77,8 +68,9 @@ export function createS3Storage(config: S3Config): UploadStorage {
       for (let at = 0; at < keys.length; at += DELETE_BATCH) {
         const batch = keys.slice(at, at + DELETE_BATCH);
         for (const key of batch) assertStorageKey(key);
+        const { sdk, client } = await connect();
         // S3 answers a missing key as deleted; errors come per key.
-        const res = await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+        const res = await client.send(new sdk.DeleteObjectsCommand({ Bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
         for (const e of res.Errors ?? []) failures.push({ key: e.Key ?? '', error: `${e.Code ?? 'error'}: ${e.Message ?? ''}` });
       }
       return failures;
@@ -91,3 +83,16 @@ export function createS3Storage(config: S3Config): UploadStorage {
   };
 }
 
+function newClient(sdk: S3Sdk, config: S3Config) {
+  return new sdk.S3Client({
+    region: config.region,
+    ...(config.endpoint && { endpoint: config.endpoint }),
+    // A copy: the SDK marks the credentials object it is given (the configuration's is frozen).
+    ...(config.credentials && { credentials: { ...config.credentials } }),
+    forcePathStyle: config.forcePathStyle,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    maxAttempts: 3,
+    requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
+  });
+}

@@ -1,13 +1,5 @@
 import type { Dns, Lookup } from '../../lib/dns.js';
-import {
-  isAlias,
-  isDisposableDomain,
-  isListedPersonalDomain,
-  isPlusAddressed,
-  parseAddress,
-  type ParsedAddress,
-  suggestCorrection,
-} from './checks.js';
+import type { ParsedAddress } from './checks.js';
 import { createDomainCache, type DomainCacheOptions, type DomainDns } from './domain-cache.js';
 import { type EmailVerification, VERIFY_REASONS, type VerifyReason } from './verify.schema.js';
 
@@ -85,7 +77,16 @@ function invalidResult(email: string): EmailVerification {
   };
 }
 
-function buildResult(email: string, addr: ParsedAddress, dns: DnsFindings): EmailVerification {
+type Checks = typeof import('./checks.js');
+let checksLoaded: Promise<Checks> | undefined;
+/**
+ * The checks and their lists (mailchecker's throw-away domains, the free-mail providers: ~6 MB of
+ * heap) at the first verification, not at start (docs/performance.md "Memory").
+ */
+const loadChecks = () => (checksLoaded ??= import('./checks.js'));
+
+function buildResult(checks: Checks, email: string, addr: ParsedAddress, dns: DnsFindings): EmailVerification {
+  const { isAlias, isDisposableDomain, isListedPersonalDomain, isPlusAddressed, suggestCorrection } = checks;
   const isDisposable = isDisposableDomain(addr.domain);
   const suggestedEmail = suggestCorrection(addr, { domainMissing: dns.domainMissing });
   const isTypo = suggestedEmail !== undefined;
@@ -117,9 +118,10 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   return {
     async verify(input) {
       const email = input.trim();
-      const addr = parseAddress(email);
+      const checks = await loadChecks();
+      const addr = checks.parseAddress(email);
       if (!addr) return invalidResult(email);
-      return buildResult(email, addr, readDns(await cache.lookup(addr.domain)));
+      return buildResult(checks, email, addr, readDns(await cache.lookup(addr.domain)));
     },
   };
 }
