@@ -46,6 +46,13 @@ export interface GroupCommitOptions<T, R> {
   maxInFlightPerGroup?: number;
   /** Items waiting (not yet in a batch) at most; `submit` beyond it fails with {@link QueueFullError}. Default 10,000. */
   maxQueued?: number;
+  /**
+   * Whether a batch of several items that failed for good is split and each item run alone (so
+   * one bad item cannot fail the others). Default true. False: every item gets the batch's
+   * error, for a `run` that must not run twice when its failure is ambiguous (a lost connection
+   * may come after the commit) and that no single item can make fail.
+   */
+  splitFailedBatches?: boolean;
   /** Told when a batch of several items failed for good and is split into single items. */
   onBatchError?: (err: unknown, info: { group: string; size: number }) => void;
   /** Told after each batch that committed (for metrics or debug logs). */
@@ -112,6 +119,7 @@ export class GroupCommit<T, R> {
       maxInFlight: 4,
       maxInFlightPerGroup: 1,
       maxQueued: 10_000,
+      splitFailedBatches: true,
       ...options,
     };
   }
@@ -240,7 +248,7 @@ export class GroupCommit<T, R> {
       quietly(() => this.opts.onBatch?.({ group, size: batch.length, ms: performance.now() - started }));
       return;
     }
-    if (batch.length === 1 || first.committed) {
+    if (batch.length === 1 || first.committed || !this.opts.splitFailedBatches) {
       for (const p of batch) p.reject(first.error);
       return;
     }

@@ -7,19 +7,17 @@ import type { Database } from '../../db/schema.js';
  */
 
 /**
- * Records that attempt `attempt` is about to write its final dot. False when the email is no
- * longer SENDING in that attempt (another run took it over): the dot must then not go out.
+ * Records that each email's attempt is about to write its final dot, in one statement. Answers
+ * the ids recorded; an email absent from it is no longer SENDING in that attempt (another run
+ * took it over): its dot must then not go out.
  */
-export async function markEndOfData(db: Kysely<Database>, emailId: string, attempt: number): Promise<boolean> {
-  const row = await db
-    .updateTable('emails')
-    .set({ end_of_data_at: sql`now()` })
-    .where('id', '=', emailId)
-    .where('status', '=', 'SENDING')
-    .where('attempts', '=', attempt)
-    .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
+export async function markEndOfData(db: Kysely<Database>, stages: readonly { emailId: string; attempt: number }[]): Promise<Set<string>> {
+  const { rows } = await sql<{ id: string }>`
+    UPDATE emails e SET end_of_data_at = now()
+    FROM unnest(${stages.map((s) => s.emailId)}::uuid[], ${stages.map((s) => s.attempt)}::int[]) AS t(id, attempt)
+    WHERE e.id = t.id AND e.status = 'SENDING' AND e.attempts = t.attempt
+    RETURNING e.id`.execute(db);
+  return new Set(rows.map((r) => r.id));
 }
 
 /**

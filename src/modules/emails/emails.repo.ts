@@ -146,8 +146,9 @@ export interface CampaignRecipient {
   subscribed: boolean | null;
 }
 
-export async function findEmailForDelivery(db: Db, emailId: string): Promise<DeliveryEmail | undefined> {
-  const r = await db
+/** The delivery read of emails (filtered by the caller). */
+const deliveryRead = (db: Db) =>
+  db
     .selectFrom('emails as e')
     // SYSTEM emails have no project: not disabled, never tracked.
     .leftJoin('projects as p', 'p.id', 'e.project_id')
@@ -163,10 +164,21 @@ export async function findEmailForDelivery(db: Db, emailId: string): Promise<Del
       'e.reply_to', 'e.subject', 'e.html', 'e.text', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.end_of_data_at', 'e.error',
       sql<TrackingMode>`coalesce(p.tracking, 'DISABLED')`.as('tracking'), sql<boolean>`coalesce(p.disabled, false)`.as('disabled'),
       'c.id as recipient_id', 'c.email as recipient_email', 'c.data as recipient_data', 'c.subscribed as recipient_subscribed',
-    ])
-    .where('e.id', '=', emailId)
-    .executeTakeFirst();
-  if (!r) return undefined;
+    ]);
+
+type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveryRead>['execute']>>[number];
+
+/**
+ * The emails of `emailIds` as delivery needs them, each with its project's state, its suppression
+ * note and (campaign emails) its recipient as it is now, in one query for all of them (a batch of
+ * deliveries: delivery/batches.ts). Unknown ids are absent from the map.
+ */
+export async function findEmailsForDelivery(db: Db, emailIds: readonly string[]): Promise<Map<string, DeliveryEmail>> {
+  const rows = await deliveryRead(db).where('e.id', '=', sql<string>`any(${emailIds}::uuid[])`).execute();
+  return new Map(rows.map((r) => [r.id, toDeliveryEmail(r)]));
+}
+
+function toDeliveryEmail(r: DeliveryRow): DeliveryEmail {
   const recipient: CampaignRecipient | undefined =
     r.source === 'CAMPAIGN' ? { id: r.recipient_id, email: r.recipient_email, data: r.recipient_data, subscribed: r.recipient_subscribed } : undefined;
   return {
@@ -215,19 +227,20 @@ export async function findAttachments(db: Db, attachmentSetId: string): Promise<
 }
 
 /**
- * PENDING → SENDING (attempts + 1, no end-of-data stage yet), committed on its own before the
- * relay is contacted: an email found in SENDING later was interrupted mid-transaction. Answers
- * the attempt's number (the fence of {@link markEndOfData}); undefined when it was not PENDING.
+ * PENDING → SENDING (attempts + 1, no end-of-data stage yet) for each of `emailIds`, committed in
+ * one statement before the relay is contacted: an email found in SENDING later was interrupted
+ * mid-transaction. Answers each email's attempt number (the fence of `markEndOfData`); absent
+ * when it was not PENDING. Rows are locked in id order (the index scan of `= any`).
  */
-export async function markSending(db: Kysely<Database>, emailId: string): Promise<number | undefined> {
-  const row = await db
+export async function markSending(db: Kysely<Database>, emailIds: readonly string[]): Promise<Map<string, number>> {
+  const rows = await db
     .updateTable('emails')
     .set({ status: 'SENDING', attempts: sql`attempts + 1`, end_of_data_at: null, updated_at: sql`now()` })
-    .where('id', '=', emailId)
+    .where('id', '=', sql<string>`any(${emailIds}::uuid[])`)
     .where('status', '=', 'PENDING')
-    .returning('attempts')
-    .executeTakeFirst();
-  return row?.attempts;
+    .returning(['id', 'attempts'])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.attempts]));
 }
 
 /** PENDING → CANCELLED with the reason (never delivered); false when it was not PENDING any more. */
@@ -269,42 +282,55 @@ export async function markFailed(
   return row !== undefined;
 }
 
+/** What `markSent` records on one email. */
+export interface SentMark {
+  emailId: string;
+  messageId: string;
+  /** Replaces `error` (null clears the reason of an earlier failed attempt); undefined leaves it. */
+  note?: string | null;
+  /** Recorded without the relay's 250 (docs/sending.md); a 250 clears the flag. */
+  unconfirmed?: boolean;
+  /** A campaign email's row holds the campaign's subject template until it is sent: then the subject the recipient got. */
+  subject?: string;
+}
+
 /**
- * SENT + sent_at + the email.sent event, in ONE statement: what `recordMilestone(trx, {status:
- * 'SENT'})` does (sent_at set once, status moved forward only, FAILED/CANCELLED left alone,
- * the event on the first occurrence), without its transaction's four round trips, on the
- * hot path of delivery (bench/send.md). `note` replaces `error` (null clears the reason of an
- * earlier failed attempt; undefined leaves it). `unconfirmed`: recorded without the relay's 250
- * (docs/sending.md); a 250 clears the flag. False when the email was FAILED/CANCELLED.
+ * SENT + sent_at + the email.sent event for many emails in ONE statement: what `recordMilestone(trx,
+ * {status: 'SENT'})` does for each (sent_at set once, status moved forward only, FAILED/CANCELLED
+ * left alone, the event on the first occurrence), on the hot path of delivery (bench/send.md).
+ * Answers the ids that were recorded (not those FAILED/CANCELLED). One mark per email.
  */
-export async function markSent(
-  db: Kysely<Database>,
-  emailId: string,
-  opts: { messageId: string; note?: string | null; unconfirmed?: boolean; subject?: string },
-): Promise<boolean> {
-  const setError = opts.note === undefined ? sql`` : sql`, error = ${opts.note}`;
-  // A campaign email's row holds the campaign's subject template until it is sent: then the subject the recipient got.
-  const setSubject = opts.subject === undefined ? sql`` : sql`, subject = ${opts.subject}`;
-  const { rows } = await sql<{ updated: number }>`
-    WITH before AS (SELECT id, sent_at IS NULL AS first FROM emails WHERE id = ${emailId} FOR UPDATE),
+export async function markSent(db: Kysely<Database>, marks: readonly SentMark[]): Promise<Set<string>> {
+  if (marks.length === 0) return new Set();
+  const { rows } = await sql<{ id: string }>`
+    WITH input AS (
+      SELECT * FROM unnest(${marks.map((m) => m.emailId)}::uuid[], ${marks.map((m) => m.messageId)}::text[],
+                           ${marks.map((m) => m.note !== undefined)}::boolean[], ${marks.map((m) => m.note ?? null)}::text[],
+                           ${marks.map((m) => m.unconfirmed ?? false)}::boolean[],
+                           ${marks.map((m) => m.subject !== undefined)}::boolean[], ${marks.map((m) => m.subject ?? null)}::text[])
+        AS t(id, message_id, set_note, note, unconfirmed, set_subject, subject)
+    ),
+    before AS (
+      SELECT e.id, e.sent_at IS NULL AS first FROM emails e WHERE e.id IN (SELECT id FROM input) ORDER BY e.id FOR UPDATE
+    ),
     updated AS (
       UPDATE emails e SET
         sent_at = coalesce(e.sent_at, now()),
         -- STATUS_RANK: only PENDING and SENDING rank below SENT.
         status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'SENT' ELSE e.status END,
-        unconfirmed = ${opts.unconfirmed ?? false} AND e.status IN ('PENDING', 'SENDING'),
-        updated_at = now()
-        ${setError}
-        ${setSubject}
-      FROM before b
+        unconfirmed = i.unconfirmed AND e.status IN ('PENDING', 'SENDING'),
+        updated_at = now(),
+        error = CASE WHEN i.set_note THEN i.note ELSE e.error END,
+        subject = CASE WHEN i.set_subject THEN i.subject ELSE e.subject END
+      FROM before b JOIN input i ON i.id = b.id
       WHERE e.id = b.id AND e.status NOT IN ('FAILED', 'CANCELLED')
-      RETURNING b.first, e.contact_id, e.project_id
+      RETURNING e.id, b.first, e.contact_id, e.project_id, i.message_id
     ),
     event AS (
       INSERT INTO events (project_id, contact_id, name, data)
-      SELECT project_id, contact_id, ${STATUS_EVENT.SENT}, ${JSON.stringify({ emailId, messageId: opts.messageId })}::jsonb
+      SELECT project_id, contact_id, ${STATUS_EVENT.SENT}, jsonb_build_object('emailId', id, 'messageId', message_id)
       FROM updated WHERE first AND contact_id IS NOT NULL
     )
-    SELECT count(*)::int AS updated FROM updated`.execute(db);
-  return (rows[0]?.updated ?? 0) > 0;
+    SELECT id FROM updated`.execute(db);
+  return new Set(rows.map((r) => r.id));
 }

@@ -143,19 +143,19 @@ describe('markSent (the one-statement SENT milestone)', () => {
   it('sets sent_at and the email.sent event once, never downgrades a later status, leaves FAILED and CANCELLED alone', async () => {
     const res = await send(t.app, project, { to: ['m1@example.com', 'm2@example.com', 'm3@example.com'], from, subject: 's', body: 'b' });
     const [a = '', b = '', c = ''] = res.json<SendAnswer>().data.emails.map((e) => e.email);
-    expect(await markSent(t.db.db, a, { messageId: '<a>' })).toBe(true);
+    expect((await markSent(t.db.db, [{ emailId: a, messageId: '<a>' }])).has(a)).toBe(true);
     const first = await t.db.db.selectFrom('emails').selectAll().where('id', '=', a).executeTakeFirstOrThrow();
     expect(first.status).toBe('SENT');
     await t.db.db.updateTable('emails').set({ status: 'DELIVERED' }).where('id', '=', a).execute();
-    expect(await markSent(t.db.db, a, { messageId: '<a>', note: 'again' })).toBe(true);
+    expect((await markSent(t.db.db, [{ emailId: a, messageId: '<a>', note: 'again' }])).has(a)).toBe(true);
     const again = await t.db.db.selectFrom('emails').selectAll().where('id', '=', a).executeTakeFirstOrThrow();
     expect(again).toMatchObject({ status: 'DELIVERED', error: 'again' });
     expect(again.sent_at?.getTime()).toBe(first.sent_at?.getTime());
 
     await t.db.db.updateTable('emails').set({ status: 'FAILED' }).where('id', '=', b).execute();
     await t.db.db.updateTable('emails').set({ status: 'CANCELLED' }).where('id', '=', c).execute();
-    expect(await markSent(t.db.db, b, { messageId: '<b>' })).toBe(false);
-    expect(await markSent(t.db.db, c, { messageId: '<c>' })).toBe(false);
+    expect((await markSent(t.db.db, [{ emailId: b, messageId: '<b>' }])).has(b)).toBe(false);
+    expect((await markSent(t.db.db, [{ emailId: c, messageId: '<c>' }])).has(c)).toBe(false);
     const rows = await t.db.db.selectFrom('emails').select(['id', 'status', 'sent_at']).where('id', 'in', [b, c]).execute();
     expect(rows.every((r) => r.sent_at === null && (r.status === 'FAILED' || r.status === 'CANCELLED'))).toBe(true);
     const events = await t.db.db.selectFrom('events').select('data').where('project_id', '=', project.id).where('name', '=', 'email.sent').execute();

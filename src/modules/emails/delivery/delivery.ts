@@ -12,18 +12,10 @@ import { htmlToText } from '../../../mail/render.js';
 import type { MailTransport } from '../../../mail/transports/index.js';
 import { classifySmtpError } from '../../../mail/transports/smtp.js';
 import { type DkimKey, loadDkimKey, loadInstanceDkimKey } from '../../domains/index.js';
-import { markEndOfData, restartInterrupted } from '../delivery-stage.repo.js';
-import {
-  type DeliveryEmail,
-  findAttachments,
-  findEmailForDelivery,
-  markCancelled,
-  markFailed,
-  markSending,
-  markSent,
-  releaseToPending,
-} from '../emails.repo.js';
+import { restartInterrupted } from '../delivery-stage.repo.js';
+import { type DeliveryEmail, findAttachments, markCancelled, markFailed, releaseToPending } from '../emails.repo.js';
 import { captureAndMarkSent } from '../outbox.repo.js';
+import { createDeliveryBatches } from './batches.js';
 import { personaliseCampaignEmail } from './personalise.js';
 import { createProjectThrottle, type SendingRates } from './throttle.js';
 
@@ -117,6 +109,8 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     max: deps.sendingRates?.max,
   });
   const keys = new Map<string, { key: DkimKey | undefined; until: number }>();
+  // The statements of deliveries running at once are shared (batches.ts).
+  const batches = createDeliveryBatches(db);
 
   /** The project's key of its sender domain; for SYSTEM emails, the key of whichever project verified SYSTEM_FROM's domain. */
   async function senderKey(email: DeliveryEmail): Promise<DkimKey | undefined> {
@@ -183,12 +177,12 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
   }
 
   async function unconfirmed(email: DeliveryEmail, note: string, subject?: string): Promise<DeliveryOutcome> {
-    await markSent(db, email.id, { messageId: email.messageId, note, unconfirmed: true, subject });
+    await batches.sent({ emailId: email.id, messageId: email.messageId, note, unconfirmed: true, subject });
     return { kind: 'unconfirmed', note };
   }
 
   async function deliver(job: DeliveryJob, hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
-    let email = await findEmailForDelivery(db, job.emailId);
+    let email = await batches.load(job.emailId);
     if (!email) return { kind: 'skipped', reason: 'no such email' };
     if (email.status === 'SENDING') {
       // An interrupted attempt: its end-of-data stage says whether the relay can have the message.
@@ -253,14 +247,14 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     const release = await mail.smtp.reserve();
     let response: string;
     try {
-      const attempt = await markSending(db, email.id);
+      const attempt = await batches.sending(email.id);
       if (attempt === undefined) return { kind: 'skipped', reason: 'no longer pending' };
       const emailId = email.id;
       let fenced = false;
       // Committed before the final dot goes out; if the email is no longer this attempt's
       // (another run took it over), the dot is withheld and the transaction aborted.
       const beforeEndOfData = async () => {
-        if (await markEndOfData(db, emailId, attempt)) return;
+        if (await batches.endOfData(emailId, attempt)) return;
         fenced = true;
         throw new Error('The email is no longer in this attempt: end of data withheld');
       };
@@ -280,7 +274,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       release();
     }
     await hooks.afterRelayAccepted?.();
-    await markSent(db, email.id, { messageId: email.messageId, note: email.error === null ? undefined : null, subject: renderedSubject });
+    await batches.sent({ emailId: email.id, messageId: email.messageId, note: email.error === null ? undefined : null, subject: renderedSubject });
     return { kind: 'sent', response };
   }
 
@@ -290,7 +284,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       const message = err instanceof Error ? err.message : String(err);
       // The error may have cut an attempt short (e.g. the database failed around the SMTP
       // transaction): no job is left to settle a SENDING email, so it is settled here by its stage.
-      const email = await findEmailForDelivery(db, emailId);
+      const email = await batches.load(emailId);
       if (email?.status === 'SENDING' && email.endOfDataAt) await unconfirmed(email, UNCONFIRMED_NOTE);
       else await markFailed(db, emailId, `Gave up after ${attempts} attempts: ${message}`, ['PENDING', 'SENDING']);
     },

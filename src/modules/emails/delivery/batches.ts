@@ -1,0 +1,85 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../db/schema.js';
+import { GroupCommit, type Outcome } from '../../../lib/group-commit.js';
+import { markEndOfData } from '../delivery-stage.repo.js';
+import { type DeliveryEmail, findEmailsForDelivery, markSending, markSent, type SentMark } from '../emails.repo.js';
+
+/**
+ * The statements every delivery makes (read the email, SENDING, end of data, SENT), shared by the
+ * deliveries that reach the same step together: one statement and one commit for all of them
+ * instead of one each (the worker runs many jobs at once; bench/send.md, docs/performance.md).
+ * Each delivery still sees its own outcome, as if it had run its statement alone: the protocol of
+ * delivery.ts is unchanged. A read, end-of-data or SENT statement that fails is run again for each
+ * of its deliveries alone (lib/group-commit.ts; all three may run twice), so one email's error
+ * (a subject PostgreSQL refuses, say) never fails its batch-mates.
+ */
+export interface DeliveryBatches {
+  /** The email as delivery needs it; undefined when there is no such email. */
+  load(emailId: string): Promise<DeliveryEmail | undefined>;
+  /** PENDING → SENDING: the attempt's number, or undefined when it was not PENDING. */
+  sending(emailId: string): Promise<number | undefined>;
+  /** The end-of-data stage of that attempt: false when the email is no longer in it. */
+  endOfData(emailId: string, attempt: number): Promise<boolean>;
+  /** SENT (see `markSent`): false when the email was FAILED or CANCELLED meanwhile. */
+  sent(mark: SentMark): Promise<boolean>;
+}
+
+/**
+ * A batcher of one statement: what is submitted while its previous batch runs goes in the next
+ * (one batch in flight, so a busy worker makes fewer, larger statements); an idle one runs at the
+ * end of the event loop's turn.
+ */
+function statement<T, R>(run: (items: readonly T[]) => Promise<R[]>, opts: { split?: boolean } = {}): (item: T) => Promise<R> {
+  const batcher = new GroupCommit<T, R>({
+    run: async (_group, items): Promise<Outcome<R>[]> => (await run(items)).map((value) => ({ ok: true, value })),
+    groupOf: () => '',
+    maxBatchSize: 200,
+    maxWaitMs: 0,
+    maxInFlight: 1,
+    maxInFlightPerGroup: 1,
+    splitFailedBatches: opts.split ?? true,
+  });
+  return (item) => batcher.submit(item);
+}
+
+/**
+ * Marks the first item of each email only: two deliveries of one email in a batch (a job run
+ * again while its previous run still waits) must not both own the same attempt.
+ */
+function firstOfEach<T extends { emailId: string }>(items: readonly T[], found: (item: T) => boolean): boolean[] {
+  const seen = new Set<string>();
+  return items.map((item) => {
+    if (seen.has(item.emailId)) return false;
+    seen.add(item.emailId);
+    return found(item);
+  });
+}
+
+export function createDeliveryBatches(db: Kysely<Database>): DeliveryBatches {
+  const load = statement<string, DeliveryEmail | undefined>(async (ids) => {
+    const found = await findEmailsForDelivery(db, [...new Set(ids)]);
+    return ids.map((id) => found.get(id));
+  });
+  const sending = statement<{ emailId: string }, number | undefined>(async (items) => {
+    const attempts = await markSending(db, items.map((i) => i.emailId));
+    const owner = firstOfEach(items, (i) => attempts.has(i.emailId));
+    return items.map((i, n) => (owner[n] ? attempts.get(i.emailId) : undefined));
+    // Not split on failure: run again after a commit whose answer was lost, it would find its
+    // emails SENDING and leave them to no one. Failed, each delivery's job is retried, as before.
+  }, { split: false });
+  const endOfData = statement<{ emailId: string; attempt: number }, boolean>(async (items) => {
+    const marked = await markEndOfData(db, items);
+    return firstOfEach(items, (i) => marked.has(i.emailId));
+  });
+  const sent = statement<SentMark, boolean>(async (marks) => {
+    const first = firstOfEach(marks, () => true);
+    const recorded = await markSent(db, marks.filter((_, n) => first[n]));
+    return marks.map((m) => recorded.has(m.emailId));
+  });
+  return {
+    load,
+    sending: (emailId) => sending({ emailId }),
+    endOfData: (emailId, attempt) => endOfData({ emailId, attempt }),
+    sent,
+  };
+}
