@@ -2,6 +2,7 @@
 //
 //   node --import tsx bench/campaign.mjs                     # 100,000 contacts, every 20th unsubscribed
 //   node --import tsx bench/campaign.mjs --contacts 20000 --unsubscribed-every 10
+//   node --import tsx bench/campaign.mjs --contacts 1000000 --materialise-only   # stop after (a)
 //
 // Starts an SMTP sink (smtp-server, in this process) and the server as `ROLE=api` on a temp
 // DATA_DIR (embedded PostgreSQL) with SMTP_URL at the sink, seeds --contacts contacts in one
@@ -17,6 +18,7 @@ import process from 'node:process';
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readFileSync } from 'node:fs';
 import { cpuSeconds, json, postgresCpu, spawnServer, withDeliveryBench } from './lib/harness.mjs';
 
 const arg = (name, fallback) => {
@@ -27,6 +29,8 @@ const opts = {
   contacts: Number(arg('contacts', '100000')),
   // Default: 95,000 of 100,000 subscribed, so "none to unsubscribed contacts" is a real check.
   unsubscribedEvery: Number(arg('unsubscribed-every', '20')),
+  // Stop once the emails are materialised (delivery of 1,000,000 would take most of an hour).
+  materialiseOnly: process.argv.includes('--materialise-only'),
 };
 const fetch = globalThis.fetch;
 
@@ -70,12 +74,19 @@ async function campaignPhase(ctx) {
     const { rows: [c] } = await client.query(`SELECT status, total_recipients FROM campaigns WHERE id = $1`, [id]);
     if (materialised === undefined && c.total_recipients > 0) materialised = (performance.now() - answered) / 1000;
     if (materialised !== undefined) samples.push([(performance.now() - started) / 1000, ctx.sink.messages.length - sinkBefore]);
-    if (c.status === 'SENT' || performance.now() - started > 1_800_000) break;
+    if (c.status === 'SENT' || (opts.materialiseOnly && materialised !== undefined) || performance.now() - started > 1_800_000) break;
     await sleep(250);
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = { worker: cpuSeconds(worker.pid), pg: postgresCpu(ctx.api.pid) - cpu0.pg, bench: process.cpuUsage(cpu0.bench) };
   await worker.stop();
+  if (opts.materialiseOnly) {
+    const { rows: [m] } = await client.query(`SELECT total_recipients FROM campaigns WHERE id = $1`, [id]);
+    console.log(`
+    materialise     ${m.total_recipients} recipients in ${materialised?.toFixed(2)} s after the send answer (send answered in ${((answered - started) / 1000).toFixed(2)} s)
+    CPU seconds     worker node ${cpu.worker.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s (load average ${readFileSync('/proc/loadavg', 'utf8').trim()})`);
+    return;
+  }
   const total = samples.at(-1)?.[1] ?? 0;
   const mid = samples.filter(([, n]) => n >= total * 0.1 && n <= total * 0.9);
   const steady = mid.length > 1 ? (mid.at(-1)[1] - mid[0][1]) / (mid.at(-1)[0] - mid[0][0]) : NaN;

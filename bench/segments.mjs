@@ -7,6 +7,7 @@
 //   DATA_DIR=/tmp/bench-seg npm start &   # the server under test
 //   node bench/segments.mjs --base http://127.0.0.1:8080 [--contacts 1000000] [--events 5000000]
 //   node bench/segments.mjs --base … --project <id>   # re-time a project seeded by an earlier run
+//   node bench/segments.mjs --base … --project <id> --data-ops   # data.<key> operators, before/after their indexes
 //
 // Connection URL: --url, else $DATABASE_URL, else $DATA_DIR/postgres.url (default /tmp/bench-seg).
 // random() is seeded (setseed), so the data is reproducible. Not a test: numbers depend on the machine.
@@ -110,6 +111,7 @@ const condition = {
     ] },
   }],
 };
+const sleep = (ms) => new Promise((r) => globalThis.setTimeout(r, ms));
 const timed = async (label, n, fn) => {
   const ms = [];
   let last;
@@ -118,6 +120,40 @@ const timed = async (label, n, fn) => {
   console.log(`${label}: median ${ms[Math.floor(ms.length / 2)]} ms, min ${ms[0]}, max ${ms.at(-1)}`);
   return last;
 };
+// data.<key> operators (issue 15): POST /segments/count of one filter each, before and after the
+// project's data key indexes exist (docs/conditions.md "Data key indexes"): a segment filtering on
+// those keys queues their build; the bench waits until the catalogue says ready.
+const DATA_OPS = [
+  { field: 'data.company', operator: 'exists' },
+  { field: 'data.company', operator: 'notExists' },
+  { field: 'data.company', operator: 'contains', value: 'company 96' },
+  { field: 'data.age', operator: 'greaterThan', value: 40 },
+  { field: 'data.age', operator: 'lessThan', value: 20 },
+  { field: 'data.score', operator: 'greaterThan', value: 90 },
+  { field: 'data.score', operator: 'lessThanOrEqual', value: '10.5' },
+];
+async function timeDataOps(label) {
+  for (const f of DATA_OPS) {
+    const body = { condition: { logic: 'AND', groups: [{ filters: [f] }] } };
+    const last = await timed(`  ${label} ${f.field} ${f.operator} ${f.value ?? ''}`.trimEnd(), 5, () => call('POST', '/segments/count', body));
+    console.log(`    count ${last.count}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  }
+}
+if (process.argv.includes('--data-ops')) {
+  const { rows: before } = await db.query('SELECT count(*)::int AS n FROM contact_data_indexes WHERE project_id = $1 AND ready', [projectId]);
+  console.log(`data key indexes ready before: ${before[0].n}`);
+  await timeDataOps('now:');
+  const seg = await call('POST', '/segments', { name: 'Bench data ops', condition: { logic: 'OR', groups: DATA_OPS.filter((f) => f.operator !== 'notExists').map((f) => ({ filters: [f] })) } });
+  const t0 = performance.now();
+  for (let ready = 0; ready < 4 && performance.now() - t0 < 300_000; await sleep(1000)) {
+    ({ rows: [{ n: ready }] } = await db.query('SELECT count(*)::int AS n FROM contact_data_indexes WHERE project_id = $1 AND ready', [projectId]));
+  }
+  console.log(`indexes ready ${Math.round(performance.now() - t0)} ms after the segment was created`);
+  await timeDataOps('indexed:');
+  await globalThis.fetch(`${base}/segments/${seg.json.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${secret}` } });
+  await db.end();
+  process.exit(0);
+}
 const created = await call('POST', '/segments', { name: 'Bench 3 filters', condition });
 const seg = created.json;
 console.log(`create (counts at once): ${created.ms} ms, memberCount ${seg.memberCount}`);
@@ -128,7 +164,6 @@ console.log(`  memberCount ${refreshed.memberCount}`);
 // The page's total (docs/conditions.md, "Members page total"): a count younger than a minute is
 // reused; an older one answers if the live count is slow (which then replaces it); with no count
 // of the current condition the page waits for the live count. Time the three.
-const sleep = (ms) => new Promise((r) => globalThis.setTimeout(r, ms));
 await timed('members first page (pageSize 50), last count an hour old', 5, async () => {
   await sleep(1000); // the previous run's background count has landed
   await db.query(`UPDATE segments SET counted_at = now() - interval '1 hour', condition_changed_at = now() - interval '2 hours' WHERE id = $1`, [seg.id]);
