@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { ContactRow, Database, DataValue } from '../../db/schema.js';
 import { type DataLimitBreach, dataLimitBreach, dataLimitError } from './data-rules.js';
 
@@ -19,6 +19,21 @@ export interface UpsertedContact {
   isNew: boolean;
   /** False when an existing contact was left exactly as it was. */
   changed: boolean;
+  /** What the `attach` statement answered for this contact's email (see {@link AttachedWrite}). */
+  attached?: unknown;
+}
+
+/**
+ * A write made in the same statement as the upsert, for the contacts it settled (inserted,
+ * updated or left unchanged; never a refused one, nor one left to the next round): one round trip
+ * and one commit for both, each contact's write and its own atomic together (/v1/track: the event
+ * of each call). `ctes` is SQL for more WITH items (each starting with a comma) that may read
+ * `settled (email, id)`; `result` names the one of them with one `(email, result)` row per email
+ * whose `result` comes back as `attached`.
+ */
+export interface AttachedWrite {
+  ctes: RawBuilder<unknown>;
+  result: string;
 }
 
 /** A write refused because the contact's data after it would break a limit (nothing written). */
@@ -31,7 +46,7 @@ export type UpsertOutcome = UpsertedContact | RefusedContact;
 
 export const isRefused = (o: UpsertOutcome): o is RefusedContact => 'refused' in o;
 
-type ResultRow = { email: string; breach: DataLimitBreach | null } & (
+type ResultRow = { email: string; breach: DataLimitBreach | null; attached?: unknown } & (
   | (ContactRow & { outcome: 'inserted' | 'updated' | 'unchanged' })
   | { outcome: 'refused' }
 );
@@ -64,7 +79,7 @@ export async function upsertContacts(
  * parsing 1,000 contacts' data back is most of a batch's work on the event loop).
  */
 export async function upsertContactsChecked(
-  trx: Transaction<Database>,
+  trx: Kysely<Database> | Transaction<Database>,
   projectId: string,
   items: readonly ContactUpsert[],
   opts: { withData?: boolean } = {},
@@ -78,24 +93,45 @@ export async function upsertContactsChecked(
   for (let round = 0; pending.length > 0; round++) {
     if (round === 5) throw new Error('contact upsert did not settle after 5 rounds');
     const rows = await upsertRound(trx, projectId, pending, { withData: opts.withData ?? true, lock: round > 0 });
-    for (const r of rows) {
-      if (r.outcome === 'refused') {
-        results.set(r.email, { email: r.email, refused: r.breach ?? 'keys' });
-        continue;
-      }
-      const { outcome, breach: _breach, ...row } = r;
-      results.set(row.email, { row, isNew: outcome === 'inserted', changed: outcome !== 'unchanged' });
-    }
+    collect(rows, results);
     pending = pending.filter((i) => !results.has(i.email));
   }
   return items.map((i) => results.get(i.email) as UpsertOutcome);
 }
 
-async function upsertRound(
-  trx: Transaction<Database>,
+/**
+ * The first round of {@link upsertContactsChecked} alone, as ONE statement that also makes the
+ * `attach` write for the contacts it settled (outside any transaction, it commits both at once).
+ * A contact a concurrent write changed or inserted meanwhile is not settled: it is absent from
+ * the answer (the caller settles it with `upsertContactsChecked`, in a transaction of its own).
+ */
+export async function upsertContactsOnce(
+  db: Kysely<Database> | Transaction<Database>,
   projectId: string,
   items: readonly ContactUpsert[],
-  opts: { withData: boolean; lock: boolean },
+  attach: AttachedWrite,
+): Promise<Map<string, UpsertOutcome>> {
+  const results = new Map<string, UpsertOutcome>();
+  collect(await upsertRound(db, projectId, items, { withData: true, lock: false, attach }), results);
+  return results;
+}
+
+function collect(rows: readonly ResultRow[], results: Map<string, UpsertOutcome>): void {
+  for (const r of rows) {
+    if (r.outcome === 'refused') {
+      results.set(r.email, { email: r.email, refused: r.breach ?? 'keys' });
+      continue;
+    }
+    const { outcome, breach: _breach, attached, ...row } = r;
+    results.set(row.email, { row, isNew: outcome === 'inserted', changed: outcome !== 'unchanged', ...(attached !== undefined && { attached }) });
+  }
+}
+
+async function upsertRound(
+  trx: Kysely<Database> | Transaction<Database>,
+  projectId: string,
+  items: readonly ContactUpsert[],
+  opts: { withData: boolean; lock: boolean; attach?: AttachedWrite },
 ): Promise<ResultRow[]> {
   const emails = items.map((i) => i.email);
   // One JSON array rather than a jsonb[] literal, whose per-element escaping costs a copy of every patch.
@@ -144,8 +180,14 @@ async function upsertRound(
       ON CONFLICT (project_id, email) DO NOTHING
       RETURNING *
     )
+    ${opts.attach ? sql`, settled AS (
+      SELECT u.email, u.id FROM updated u
+      UNION ALL SELECT n.email, n.id FROM inserted n
+      UNION ALL SELECT k.email, k.id FROM checked k WHERE k.breach IS NULL AND k.id IS NOT NULL AND NOT k.changes
+    ) ${opts.attach.ctes}` : sql``}
     SELECT r.id, r.project_id, r.email, r.subscribed, ${opts.withData ? sql`r.data` : sql`'{}'::jsonb AS data`},
            r.created_at, r.updated_at, r.breach, r.outcome
+           ${opts.attach ? sql`, (SELECT a.result FROM ${sql.table(opts.attach.result)} a WHERE a.email = r.email) AS attached` : sql``}
     FROM (
       SELECT u.*, NULL AS breach, 'updated' AS outcome FROM updated u
       UNION ALL

@@ -10,9 +10,10 @@ import {
   normalizeEmail,
   resolveData,
   upsertContactsChecked,
+  upsertContactsOnce,
   type UpsertedContact,
 } from '../contacts/index.js';
-import { insertEvents } from './events.insert.js';
+import { type AttachedEvent, eventsOfSettledContacts, insertEvents } from './events.insert.js';
 import { GroupCommit, GroupCommitClosedError, type GroupCommitOptions, type Outcome, QueueFullError } from '../../lib/group-commit.js';
 
 /** One track call (POST /v1/track, POST /events/track). */
@@ -121,21 +122,55 @@ export function createTracker(db: Kysely<Database>, opts: { ttlHours: number; ba
 }
 
 /**
- * One batch of one project in one transaction. Throws (rolled back) or returns an outcome per
- * item. A call whose contact would break a data limit gets 422 without failing the batch: its
- * contact is left as it was, it records no event, and its Idempotency-Key is released (a 4xx
- * leaves the key free).
+ * One batch of one project. Without Idempotency-Keys (most calls): ONE statement upserting the
+ * contacts and inserting the events of those it settled (one round trip and one commit per batch,
+ * each call's contact and event committed together); the calls whose contact a concurrent write
+ * changed meanwhile are then written in a transaction of their own, whose failure is theirs
+ * alone (the others are committed: a rerun would record their events twice). With keys: one
+ * transaction claiming them with the writes. Returns an outcome per item: a call whose contact
+ * would break a data limit gets 422 without failing the batch (its contact is left as it was, it
+ * records no event, and its Idempotency-Key is released: a 4xx leaves the key free).
  */
 async function writeBatch(db: Kysely<Database>, ttlHours: number, projectId: string, items: readonly TrackItem[]): Promise<Outcome<TrackResult>[]> {
+  if (items.some((i) => i.claim)) return writeClaimedBatch(db, ttlHours, projectId, items);
+  const first = await upsertContactsOnce(
+    db,
+    projectId,
+    items.map(toUpsert),
+    eventsOfSettledContacts(
+      projectId,
+      items.map((i) => ({ email: i.email, name: i.event, data: i.values })),
+    ),
+  );
+  const rest = items.filter((i) => !first.has(i.email));
+  const later = new Map<TrackItem, Outcome<TrackResult>>();
+  if (rest.length > 0) {
+    try {
+      const outcomes = await writeClaimedBatch(db, ttlHours, projectId, rest);
+      rest.forEach((item, n) => later.set(item, at(outcomes, n)));
+    } catch (error) {
+      for (const item of rest) later.set(item, { ok: false, error });
+    }
+  }
+  return items.map((item): Outcome<TrackResult> => {
+    const outcome = first.get(item.email);
+    if (!outcome) return later.get(item) ?? { ok: false, error: new Error('track batch: call not written') };
+    if (isRefused(outcome)) return { ok: false, error: dataLimitError(outcome.refused) };
+    const event = outcome.attached as AttachedEvent | null | undefined;
+    if (!event) return { ok: false, error: new Error('track batch: no event recorded for a settled contact') };
+    return { ok: true, value: { contact: outcome.row.id, event: event.id, timestamp: new Date(Number(event.at)).toISOString() } };
+  });
+}
+
+const toUpsert = (i: TrackItem) => ({ email: i.email, patch: i.patch, subscribed: i.subscribed, subscribedIfNew: true });
+
+/** Calls written in one transaction: their Idempotency-Keys claimed (when they have some), contacts upserted (locking them on a second round), events inserted. */
+async function writeClaimedBatch(db: Kysely<Database>, ttlHours: number, projectId: string, items: readonly TrackItem[]): Promise<Outcome<TrackResult>[]> {
   return db.transaction().execute(async (trx) => {
     const claims = items.flatMap((i) => (i.claim ? [i.claim] : []));
     const claimed = await claimIdempotencyKeys(trx, projectId, claims, ttlHours);
     const claimedItems = items.filter((i) => !i.claim || claimed.has(i.claim.key));
-    const upserts = await upsertContactsChecked(
-      trx,
-      projectId,
-      claimedItems.map((i) => ({ email: i.email, patch: i.patch, subscribed: i.subscribed, subscribedIfNew: true })),
-    );
+    const upserts = await upsertContactsChecked(trx, projectId, claimedItems.map(toUpsert));
     const refused = new Map<TrackItem, DataLimitBreach>();
     const accepted: { item: TrackItem; contact: UpsertedContact }[] = [];
     claimedItems.forEach((item, n) => {

@@ -122,3 +122,39 @@ describe('claimIdempotencyKeys', () => {
     expect(left).toEqual([]);
   });
 });
+
+describe('a batch with a contact changed by a concurrent write', () => {
+  it('writes that call in a transaction of its own after the others committed, each event once, no change lost', async () => {
+    const { project } = await newProject(t.app);
+    const tracker = createTracker(t.db.db, { ttlHours: 24, batch: { maxWaitMs: 50 } });
+    await tracker.track({ projectId: project.id, email: 'busy@example.com', event: 'seed', data: { seed: 1 } });
+    const other = await t.db.pool.connect();
+    try {
+      // Another writer holds the contact: the batch's statement reads it, then waits on its lock.
+      await other.query('BEGIN');
+      await other.query(`UPDATE contacts SET data = data || '{"other": true}' WHERE project_id = $1 AND email = 'busy@example.com'`, [project.id]);
+      const calls = Promise.all([
+        tracker.track({ projectId: project.id, email: 'busy@example.com', event: 'batch', data: { mine: 1 } }),
+        tracker.track({ projectId: project.id, email: 'free@example.com', event: 'batch', data: { mine: 1 } }),
+      ]);
+      // Polled on another connection: inside `other`'s transaction pg_stat_activity would not change.
+      const waiting = async () =>
+        (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH input AS%'`.execute(t.db.db)).rows[0]?.n ?? 0;
+      for (let i = 0; i < 200 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await waiting()).toBe(1);
+      await other.query('COMMIT');
+      const [busy, free] = await calls;
+      expect(busy?.contact).toBeDefined();
+      expect(free?.contact).toBeDefined();
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      other.release();
+    }
+    await tracker.close();
+    const events = await t.db.db.selectFrom('events').innerJoin('contacts', 'contacts.id', 'events.contact_id').select(['contacts.email', 'events.name'])
+      .where('events.project_id', '=', project.id).where('events.name', '=', 'batch').orderBy('contacts.email').execute();
+    expect(events).toEqual([{ email: 'busy@example.com', name: 'batch' }, { email: 'free@example.com', name: 'batch' }]);
+    const busyRow = await t.db.db.selectFrom('contacts').select('data').where('project_id', '=', project.id).where('email', '=', 'busy@example.com').executeTakeFirstOrThrow();
+    expect(busyRow.data).toEqual({ seed: 1, other: true, mine: 1 });
+  });
+});
