@@ -12,8 +12,8 @@ export { type InboundMail, type InboundMailOutcome, processInboundMail, queueInb
 export { type AttachmentStoring, MAX_ATTACHMENT_BYTES, MAX_MESSAGE_ATTACHMENT_BYTES } from './inbound-mail.attachments.js';
 export { listStoredFeedback, type StoredFeedback } from './inbound.repo.js';
 export { replayStoredFeedback, type ReplayResult } from './inbound.replay.js';
-export { type InboundReceiver, type ReceiverOptions, startInboundReceiver } from './receiver.js';
-export { returnPathsOf, startConfiguredReceiver } from './start.js';
+export type { InboundReceiver, ReceiverOptions } from './receiver.js';
+export { returnPathsOf, startConfiguredReceiver, startInboundReceiver } from './start.js';
 
 // Routes last (they import other modules' facades).
 export { inboundMailRoutes } from './inbound-mail.routes.js';

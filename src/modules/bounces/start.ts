@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/schema.js';
-import { type InboundReceiver, type ReceiverOptions, startInboundReceiver } from './receiver.js';
+import type { InboundReceiver, ReceiverOptions } from './receiver.js';
 import { createVerp } from './verp.js';
 
 /**
@@ -13,6 +13,15 @@ export function returnPathsOf(config: Pick<Config, 'secret' | 'bounceDomain'>): 
   if (!config.bounceDomain) return undefined;
   const verp = createVerp(config.secret, config.bounceDomain);
   return (emailId) => verp.address(emailId);
+}
+
+/**
+ * Starts an inbound SMTP receiver (receiver.ts). The SMTP server package is loaded here, not at
+ * start: most processes never run a receiver (docs/performance.md "Memory").
+ */
+export async function startInboundReceiver(opts: ReceiverOptions): Promise<InboundReceiver> {
+  const receiver = await import('./receiver.js');
+  return receiver.startInboundReceiver(opts);
 }
 
 /** Starts the receiver INBOUND_SMTP_* describes, or nothing when INBOUND_SMTP_PORT is unset. */
