@@ -16,4 +16,6 @@ if (!isFresh()) {
     process.exit(1);
   }
 }
+// Stack traces name src/*.ts lines (dist/ has linked maps): ~2 MB and ~1 µs more per stack read.
+process.setSourceMapsEnabled(true);
 await import(pathToFileURL(path.join(ROOT, 'dist', 'server.js')).href);
