@@ -4,6 +4,7 @@
 //   node --import tsx bench/send.mjs --emails 20000 --duration 20 --connections 50
 //   node --import tsx bench/send.mjs --skip-accept            # delivery only
 //   node --import tsx bench/send.mjs --skip-deliver           # acceptance only
+//   node --import tsx bench/send.mjs --e2e [--e2e-emails 5000 --e2e-clients 32]   # (c) only
 //
 // Starts an SMTP sink (smtp-server, in this process) and the server as `ROLE=api` on a temp
 // DATA_DIR (embedded PostgreSQL) with SMTP_URL pointing at the sink, then:
@@ -14,6 +15,10 @@
 //      verifies DKIM on a sample with mailauth.
 //  (a) acceptance: autocannon against POST /v1/send (one recipient per request, a one-off data
 //      value, rendering) with the worker stopped; checks every 2xx left an email row.
+//  (c) --e2e: end to end while acceptance runs: the worker running, --e2e-clients clients POST
+//      --e2e-emails emails (one recipient each, a 4 KB HTML body) as fast as they are answered;
+//      the delivery rate counts from the first POST to the last message at the sink (each
+//      recipient once), and the run checks 0 duplicates and 0 missing.
 // Prints rates, latencies and the CPU seconds of the server, worker and PostgreSQL processes.
 import process from 'node:process';
 import console from 'node:console';
@@ -36,8 +41,11 @@ const opts = {
   smtpQuery: arg('smtp-query', ''),
   /** Writes a V8 CPU profile of the worker process into this folder. */
   profileWorker: arg('profile-worker', undefined),
-  accept: !flag('skip-accept'),
-  deliver: !flag('skip-deliver'),
+  accept: !flag('skip-accept') && !flag('e2e'),
+  deliver: !flag('skip-deliver') && !flag('e2e'),
+  e2e: flag('e2e'),
+  e2eEmails: Number(arg('e2e-emails', '5000')),
+  e2eClients: Number(arg('e2e-clients', '32')),
 };
 const fetch = globalThis.fetch;
 
@@ -152,7 +160,57 @@ async function acceptancePhase(ctx) {
     CPU seconds     api node ${cpu.api.toFixed(1)} s (${pct(cpu.api)} of a core)  postgres ${cpu.pg.toFixed(1)} s (${pct(cpu.pg)})  autocannon ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
 }
 
+/** A ~4 KB HTML body: BODY and paragraphs of an order summary. */
+const BODY_4KB = BODY.replace(
+  '</td>',
+  `${Array.from({ length: 33 }, (_, i) => `<p style="margin:0 0 8px">Item ${i + 1}: {{name ?? there}}, a line of your order summary with its price and quantity.</p>`).join('\n')}</td>`,
+);
+
+async function endToEndPhase(ctx) {
+  const from = `orders@${ctx.domain}`;
+  const total = opts.e2eEmails;
+  console.log(`\n(c) end to end: ${total} × POST /v1/send (one recipient, ${BODY_4KB.length} B HTML) by ${opts.e2eClients} clients, the worker running…`);
+  const worker = await spawnServer({ ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl }, /ready: worker running/);
+  const cpu0 = { api: cpuSeconds(ctx.api.pid), pg: postgresCpu(ctx.api.pid), bench: process.cpuUsage() };
+  const sinkBefore = ctx.sink.messages.length;
+  const started = performance.now();
+  let next = 0;
+  let failed = 0;
+  const client = async () => {
+    while (next < total) {
+      const i = next++;
+      const res = await fetch(`${ctx.base}/v1/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ctx.project.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ to: `e2e${i}@example.com`, from, subject: 'Order {{order}} confirmed', body: BODY_4KB, data: { name: 'Bench', order: { value: `o-${i}`, persistent: false } } }),
+      });
+      if (res.status !== 200) failed++;
+      await res.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: opts.e2eClients }, client));
+  const acceptSeconds = (performance.now() - started) / 1000;
+  const arrived = () => ctx.sink.messages.length - sinkBefore;
+  while (arrived() < total - failed && performance.now() - started < 600_000) await sleep(50);
+  const seconds = (performance.now() - started) / 1000;
+  // Late duplicates would still arrive: a short wait, then every recipient is counted.
+  await sleep(2000);
+  const cpu = { api: cpuSeconds(ctx.api.pid) - cpu0.api, worker: cpuSeconds(worker.pid), pg: postgresCpu(ctx.api.pid) - cpu0.pg, bench: process.cpuUsage(cpu0.bench) };
+  await worker.stop();
+  const perRecipient = new Map();
+  for (const m of ctx.sink.messages.slice(sinkBefore)) for (const to of m.to) perRecipient.set(to, (perRecipient.get(to) ?? 0) + 1);
+  const wanted = Array.from({ length: total }, (_, i) => `e2e${i}@example.com`);
+  const missing = wanted.filter((a) => !perRecipient.has(a)).length;
+  const duplicates = [...perRecipient.values()].reduce((s, n) => s + n - 1, 0);
+  console.log(`
+    accepted        ${total - failed} of ${total} in ${acceptSeconds.toFixed(1)} s: ${((total - failed) / acceptSeconds).toFixed(0)} accepted/s (non-200 ${failed})
+    delivered       ${total - missing} at the sink in ${seconds.toFixed(1)} s from the first POST: ${((total - missing) / seconds).toFixed(0)} emails/s end to end
+    sink            ${duplicates} duplicates, ${missing} missing
+    CPU seconds     api node ${cpu.api.toFixed(1)} s  worker node ${cpu.worker.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s  sink+clients ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
+}
+
 await withDeliveryBench({ name: 'send', smtpQuery: opts.smtpQuery }, async (ctx) => {
   if (opts.deliver) await deliveryPhase(ctx);
   if (opts.accept) await acceptancePhase(ctx);
+  if (opts.e2e) await endToEndPhase(ctx);
 });
