@@ -23,7 +23,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '3' },
     'start-timeout': { type: 'string', default: '120000' },
     'stop-timeout': { type: 'string', default: '30000' },
-    // server: SIGTERM the node process running src/server.ts (what a supervisor that
+    // server: SIGTERM the node process that serves (the pid of its ready line; what a supervisor that
     // targets the app does). npm: SIGTERM the `npm start` process itself.
     'signal-target': { type: 'string', default: 'server' },
     keep: { type: 'boolean', default: false },
