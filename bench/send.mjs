@@ -44,6 +44,8 @@ const opts = {
   accept: !flag('skip-accept') && !flag('e2e'),
   deliver: !flag('skip-deliver') && !flag('e2e'),
   e2e: flag('e2e'),
+  /** Restarts the API once with pg_stat_statements and prints the costliest statements of each phase. */
+  pgStats: flag('pg-stats'),
   e2eEmails: Number(arg('e2e-emails', '5000')),
   e2eClients: Number(arg('e2e-clients', '32')),
 };
@@ -78,6 +80,7 @@ async function deliveryPhase(ctx) {
   const enqueueSeconds = await enqueue(ctx.base, ctx.project.secret, from, opts.emails);
   const { rows: ids } = await ctx.client.query(`SELECT id, message_id FROM emails WHERE project_id = $1 AND status = 'PENDING'`, [ctx.project.id]);
   console.log(`    accepted ${ids.length} emails in ${enqueueSeconds.toFixed(1)} s (${(ids.length / enqueueSeconds).toFixed(0)} emails/s); starting the worker…`);
+  await ctx.pgStats?.reset();
   const cpu0 = { pg: postgresCpu(ctx.api.pid), bench: process.cpuUsage() };
   const profile = opts.profileWorker ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileWorker}`] : [];
   const worker = await spawnServer({ ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl }, /ready: worker running/, profile);
@@ -117,6 +120,7 @@ async function deliveryPhase(ctx) {
     sink            ${received.length} messages, ${distinct.size} distinct Message-IDs, ${received.length - distinct.size} duplicates, ${missing} missing; rows marked SENT ${sent}
     DKIM (mailauth) ${verdicts.filter((v) => v === 'pass').length}/${verdicts.length} sampled messages pass
     CPU seconds     worker node ${cpu.worker.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s  sink+bench ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
+  await ctx.pgStats?.print('delivery', { unit: 'email', count: delivered });
 }
 
 async function acceptancePhase(ctx) {
@@ -209,7 +213,7 @@ async function endToEndPhase(ctx) {
     CPU seconds     api node ${cpu.api.toFixed(1)} s  worker node ${cpu.worker.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s  sink+clients ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
 }
 
-await withDeliveryBench({ name: 'send', smtpQuery: opts.smtpQuery }, async (ctx) => {
+await withDeliveryBench({ name: 'send', smtpQuery: opts.smtpQuery, pgStats: opts.pgStats }, async (ctx) => {
   if (opts.deliver) await deliveryPhase(ctx);
   if (opts.accept) await acceptancePhase(ctx);
   if (opts.e2e) await endToEndPhase(ctx);

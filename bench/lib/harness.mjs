@@ -123,7 +123,7 @@ export async function addVerifiedDomain(client, projectId, domain) {
  * project with a verified sender domain whose DKIM record the DNS server publishes. Runs
  * `phase(ctx)`, then tears everything down, temp folder included.
  */
-export async function withDeliveryBench({ name, smtpQuery, keepRaw = true }, phase) {
+export async function withDeliveryBench({ name, smtpQuery, keepRaw = true, pgStats = false }, phase) {
   const tmp = mkdtempSync(path.join(tmpdir(), `bench-${name}-`));
   chmodSync(tmp, 0o755);
   const sink = await startSmtpSink({ keepRaw });
@@ -139,16 +139,28 @@ export async function withDeliveryBench({ name, smtpQuery, keepRaw = true }, pha
   let client;
   try {
     api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
-    const databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
+    let databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
     client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
+    if (pgStats) {
+      // pg_stat_statements needs a restart of PostgreSQL (shared_preload_libraries): the API is restarted once.
+      await client.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
+      await client.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
+      await client.end();
+      await api.stop();
+      api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
+      databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
+      client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    }
     const base = `http://127.0.0.1:${port}`;
     const project = await createProject(base);
     const domain = 'bench-sender.example';
     const key = await addVerifiedDomain(client, project.id, domain);
     dns.set(`bench._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${key.publicKey}`] });
     console.log(`machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm).length} CPUs, node ${process.version}; SMTP_URL ${env.SMTP_URL}`);
-    await phase({ api, base, client, databaseUrl, domain, env, key, project, sink });
+    await phase({ api, base, client, databaseUrl, domain, env, key, project, sink, pgStats: pgStats && pgStatsOf(client) });
   } finally {
     await client?.end().catch(() => undefined);
     await api?.stop();
@@ -156,4 +168,18 @@ export async function withDeliveryBench({ name, smtpQuery, keepRaw = true }, pha
     await dns.close();
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** With `pgStats`: `reset()`, then `print(label)` the statements that took PostgreSQL the most time since. */
+function pgStatsOf(client) {
+  return {
+    reset: () => client.query('SELECT pg_stat_statements_reset()'),
+    async print(label, per) {
+      const { rows } = await client.query(`
+        SELECT calls, round(total_exec_time)::int AS ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
+        FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT 15`);
+      console.log(`\n    pg_stat_statements (${label}): execution ms, calls, rows${per ? `; µs per ${per.unit}` : ''}`);
+      for (const r of rows) console.log(`      ${String(r.ms).padStart(7)} ms ${per ? `${String(Math.round((r.ms * 1000) / per.count)).padStart(5)} µs ` : ''}${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}`);
+    },
+  };
 }
