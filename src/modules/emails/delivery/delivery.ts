@@ -23,7 +23,8 @@ import { createProjectThrottle, type SendingRates } from './throttle.js';
  * Delivery of one email: load, compose (tracking, compliance headers, text part, MIME), DKIM
  * sign, then hand to the relay (or the capture outbox), recording the outcome.
  *
- * Exactly once: the email is marked SENDING in its own committed statement before the relay
+ * Exactly once: the email is marked SENDING in a committed statement (shared with the deliveries
+ * that reach that step together: batches.ts) before the relay
  * is contacted, its end-of-data stage is committed right before the message's final dot, and
  * it is SENT after the 250. A caught transient failure puts it back to PENDING before the job
  * is retried, so an email found in SENDING was interrupted (the worker or the database died).
