@@ -160,7 +160,7 @@ export async function withDeliveryBench({ name, smtpQuery, keepRaw = true, pgSta
     const key = await addVerifiedDomain(client, project.id, domain);
     dns.set(`bench._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${key.publicKey}`] });
     console.log(`machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm).length} CPUs, node ${process.version}; SMTP_URL ${env.SMTP_URL}`);
-    await phase({ api, base, client, databaseUrl, domain, env, key, project, sink, pgStats: pgStats && pgStatsOf(client) });
+    await phase({ api, base, client, databaseUrl, domain, env, key, project, sink, pgStats: pgStats ? pgStatsOf(client) : undefined });
   } finally {
     await client?.end().catch(() => undefined);
     await api?.stop();
