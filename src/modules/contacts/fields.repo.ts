@@ -17,34 +17,89 @@ export interface KeyTypeCount {
   dates: number;
 }
 
+/** Key statistics of GET /contacts/fields, exact or from a sample. */
+export interface DataKeyStats {
+  /** The project's contacts (always exact). */
+  totalContacts: number;
+  /** Contacts whose data was read: all of them, or the sample. */
+  scanned: number;
+  /** Distinct keys among the scanned contacts. */
+  totalKeys: number;
+  /** Counts among the scanned contacts, for the `limit` keys most of them have. */
+  keys: KeyTypeCount[];
+}
+
 /**
- * One pass over the project's contacts: the data keys grouped by key and value type, for the
- * `limit` keys most contacts have (then by key, byte order), plus the number of contacts (for
- * coverage) and of distinct keys. The aggregation stays in PostgreSQL: the service only ever
- * receives `limit` keys, however many distinct keys the project's contacts hold.
+ * CTEs over the preceding CTE `scanned (data)`: its data keys grouped by key and value type, for the
+ * `limit` keys most rows have (then by key, byte order), and the number of distinct keys. The
+ * aggregation stays in PostgreSQL: the service only ever receives `limit` keys, however many
+ * distinct keys the contacts hold.
  */
-export async function countDataKeys(
-  db: Db,
-  projectId: string,
-  limit: number,
-): Promise<{ totalContacts: number; totalKeys: number; keys: KeyTypeCount[] }> {
-  const { rows } = await sql<{ total: number; total_keys: number; keys: KeyTypeCount[] }>`
-    WITH kv AS (
-      SELECT e.key, jsonb_typeof(e.value) AS type, e.value
-      FROM contacts c CROSS JOIN LATERAL jsonb_each(c.data) AS e
-      WHERE c.project_id = ${projectId}
-    ),
+const keyStats = (limit: number) => sql`
+    kv AS (SELECT e.key, jsonb_typeof(e.value) AS type, e.value FROM scanned s CROSS JOIN LATERAL jsonb_each(s.data) AS e),
     stats AS (
       SELECT key, type, count(*)::int AS count,
              (count(*) FILTER (WHERE type = 'string' AND value #>> '{}' ~ ${ISO_DATE_RE}))::int AS dates
       FROM kv GROUP BY key, type
     ),
     per_key AS (SELECT key, sum(count) AS count FROM stats GROUP BY key),
-    top AS (SELECT key FROM per_key ORDER BY count DESC, key COLLATE "C" LIMIT ${limit})
-    SELECT (SELECT count(*) FROM contacts WHERE project_id = ${projectId})::int AS total,
-           (SELECT count(*) FROM per_key)::int AS total_keys,
-           coalesce((SELECT jsonb_agg(s) FROM stats s WHERE s.key IN (SELECT key FROM top)), '[]') AS keys`.execute(db);
-  return { totalContacts: rows[0]?.total ?? 0, totalKeys: rows[0]?.total_keys ?? 0, keys: rows[0]?.keys ?? [] };
+    top AS (SELECT key FROM per_key ORDER BY count DESC, key COLLATE "C" LIMIT ${limit})`;
+const keyStatsColumns = sql`
+    (SELECT count(*) FROM per_key)::int AS total_keys,
+    coalesce((SELECT jsonb_agg(s) FROM stats s WHERE s.key IN (SELECT key FROM top)), '[]') AS keys`;
+type KeyStatsRow = { total: number; scanned: number; total_keys: number; keys: KeyTypeCount[] };
+const toStats = (row: Partial<KeyStatsRow> | undefined): DataKeyStats => ({
+  totalContacts: row?.total ?? 0,
+  scanned: row?.scanned ?? 0,
+  totalKeys: row?.total_keys ?? 0,
+  keys: row?.keys ?? [],
+});
+
+/** The project's contacts, counted up to `max` + 1 at most (an index-only scan of that many entries). */
+export async function countContactsUpTo(db: Db, projectId: string, max: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM (SELECT 1 FROM contacts WHERE project_id = ${projectId} LIMIT ${max + 1}) AS c`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+/** One pass over every contact of the project: exact key statistics. */
+export async function countDataKeys(db: Db, projectId: string, limit: number): Promise<DataKeyStats> {
+  const { rows } = await sql<KeyStatsRow>`
+    WITH scanned AS (SELECT data FROM contacts WHERE project_id = ${projectId}),
+    ${keyStats(limit)}
+    SELECT (SELECT count(*) FROM contacts WHERE project_id = ${projectId})::int AS total, ${keyStatsColumns}`.execute(db);
+  return toStats({ ...rows[0], scanned: rows[0]?.total ?? 0 });
+}
+
+/**
+ * Key statistics of a uniform random sample of about `sample` contacts of the project, plus its
+ * exact contact count, in one pass over the project's rows: the pass counts them and keeps the row
+ * addresses (ctid, 6 bytes each) of those whose id hash falls under the rate `sample / expected`
+ * (the hash of a uuid is uniform and independent of the contact's data); only those rows' data is
+ * then read (a TID scan: the addresses are of this statement's snapshot) and aggregated. Memory is
+ * the addresses, never the data. `expected`: the project's contacts as last seen, or the table's
+ * row estimate (at least `atLeast`) when unknown (too large a guess gives a smaller sample). The same contacts are
+ * picked on every call while the project does not change, so answers are stable.
+ */
+export async function sampleDataKeys(
+  db: Db,
+  projectId: string,
+  input: { sample: number; limit: number; expected?: number; /** Lower bound of the guess when `expected` is unknown. */ atLeast?: number },
+): Promise<DataKeyStats> {
+  const expected = input.expected
+    ? sql`${input.expected}::float8`
+    : sql`(SELECT greatest(reltuples, ${input.atLeast ?? 1})::float8 FROM pg_class WHERE oid = 'contacts'::regclass)`;
+  // uuid_hash is an int4: kept when below -2^31 + rate × 2^32.
+  const { rows } = await sql<KeyStatsRow>`
+    WITH counted AS (
+      SELECT count(*)::int AS total,
+             coalesce(array_agg(ctid) FILTER (WHERE uuid_hash(id) < (-2147483648 + least(1, ${input.sample}::float8 / ${expected}) * 4294967296)::int8), '{}') AS picked
+      FROM contacts WHERE project_id = ${projectId}
+    ),
+    scanned AS (SELECT c.data FROM contacts c WHERE c.ctid = ANY ((SELECT picked FROM counted)::tid[])),
+    ${keyStats(input.limit)}
+    SELECT (SELECT total FROM counted) AS total, (SELECT cardinality(picked) FROM counted) AS scanned, ${keyStatsColumns}`.execute(db);
+  return toStats(rows[0]);
 }
 
 /** Distinct values of one data key with their counts, most frequent first (then by value). */

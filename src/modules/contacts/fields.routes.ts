@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { JobAccepted } from './bulk.schema.js';
+import { createFieldsCache } from './fields.cache.js';
 import { FieldParams, FieldsList, FieldUsage, ValuesPage, ValuesQuery } from './fields.schema.js';
 import { deleteField, fieldUsage, listFields, listFieldValues } from './fields.service.js';
 
@@ -11,11 +12,19 @@ import { deleteField, fieldUsage, listFields, listFieldValues } from './fields.s
 export interface FieldsRoutesOptions extends AppDeps {
   /** Above this many contacts having the key, a field delete is a queued job. Default 10,000. */
   fieldDeleteJobThreshold?: number;
+  /** GET /contacts/fields is exact up to this many contacts, estimated from a sample above. Default 50,000. */
+  fieldsExactUpTo?: number;
+  /** Contacts sampled above `fieldsExactUpTo`. Default 20,000. */
+  fieldsSample?: number;
+  /** How long a sampled answer is reused (a field delete drops it at once). Default 60,000 ms. */
+  fieldsCacheTtlMs?: number;
 }
 
 export async function fieldsRoutes(app: FastifyInstance, opts: FieldsRoutesOptions): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['Contacts'];
+  const cache = createFieldsCache(opts.fieldsCacheTtlMs ?? 60_000);
+  const listOptions = { exactUpTo: opts.fieldsExactUpTo, sample: opts.fieldsSample, cache };
 
   r.get('/contacts/fields', {
     schema: {
@@ -23,7 +32,7 @@ export async function fieldsRoutes(app: FastifyInstance, opts: FieldsRoutesOptio
       summary: 'Standard fields and every data key of the project, with inferred type and coverage',
       response: { 200: FieldsList },
     },
-    handler: async (request) => listFields(opts.db, projectIdOf(request)),
+    handler: async (request) => listFields(opts.db, projectIdOf(request), listOptions),
   });
 
   r.get('/contacts/fields/:field/values', {
@@ -61,6 +70,7 @@ export async function fieldsRoutes(app: FastifyInstance, opts: FieldsRoutesOptio
         field: request.params.field,
         jobThreshold: opts.fieldDeleteJobThreshold,
       });
+      cache.invalidate(projectIdOf(request));
       return queued ? reply.code(202).send(queued) : reply.code(204).send();
     },
   });

@@ -9,13 +9,17 @@ import { workflowsUsingField } from '../workflows/index.js';
 import { RESERVED_DATA_KEYS } from './data-rules.js';
 import {
   countContactsWithKey,
+  countContactsUpTo,
   countDataKeys,
+  type DataKeyStats,
   findTemplatesUsingVariable,
   type KeyTypeCount,
   listKeyValues,
   removeKeyBatch,
   removeKeyFromContacts,
+  sampleDataKeys,
 } from './fields.repo.js';
+import type { FieldsCache } from './fields.cache.js';
 import {
   type Field,
   type FieldsList,
@@ -68,17 +72,63 @@ function inferType(counts: readonly KeyTypeCount[]): FieldType {
   return best.type === 'string' && best.dates * 2 > best.count ? 'date' : 'string';
 }
 
+/** Options of {@link listFields}. */
+export interface ListFieldsOptions {
+  /** Data keys listed at most. Default {@link MAX_LISTED_FIELDS}. */
+  limit?: number;
+  /** Up to this many contacts, the answer is exact (every contact read). Default 50,000. */
+  exactUpTo?: number;
+  /** Above `exactUpTo`: contacts sampled (uniform, random). Default 20,000. */
+  sample?: number;
+  /** Keeps sampled answers (large projects only) for its time to live. Default: none. */
+  cache?: FieldsCache;
+}
+
+export const DEFAULT_FIELDS_EXACT_UP_TO = 50_000;
+export const DEFAULT_FIELDS_SAMPLE = 20_000;
+
 /**
- * GET /contacts/fields: standard fields, then data keys by coverage (then name): the `limit`
- * (default {@link MAX_LISTED_FIELDS}) keys most contacts have, so the answer stays small
- * whatever the project holds.
+ * GET /contacts/fields: standard fields, then data keys by coverage (then name): the `limit` keys
+ * most contacts have, so the answer stays small whatever the project holds. Exact up to
+ * `exactUpTo` contacts; above, counts, coverage and types are estimated from a uniform sample of
+ * `sample` contacts (totalContacts stays exact; docs/contacts.md "GET /contacts/fields").
  */
-export async function listFields(db: Kysely<Database>, projectId: string, limit = MAX_LISTED_FIELDS): Promise<FieldsList> {
-  const { totalContacts, totalKeys, keys } = await countDataKeys(db, projectId, limit);
+export async function listFields(db: Kysely<Database>, projectId: string, opts: ListFieldsOptions = {}): Promise<FieldsList> {
+  const cached = opts.cache?.get(projectId);
+  if (cached) return cached;
+  const limit = opts.limit ?? MAX_LISTED_FIELDS;
+  const exactUpTo = opts.exactUpTo ?? DEFAULT_FIELDS_EXACT_UP_TO;
+  if ((await countContactsUpTo(db, projectId, exactUpTo)) <= exactUpTo) return toFieldsList(await countDataKeys(db, projectId, limit));
+  const answer = sampleFields(db, projectId, {
+    sample: opts.sample ?? DEFAULT_FIELDS_SAMPLE,
+    limit,
+    expected: opts.cache?.lastTotal(projectId),
+    atLeast: exactUpTo + 1,
+  });
+  opts.cache?.set(projectId, answer);
+  return answer;
+}
+
+/** A sample short of half its size (the project's size was overestimated) is drawn again at the right rate. */
+async function sampleFields(
+  db: Kysely<Database>,
+  projectId: string,
+  input: { sample: number; limit: number; expected?: number; atLeast: number },
+): Promise<FieldsList> {
+  let stats = await sampleDataKeys(db, projectId, input);
+  if (stats.scanned * 2 < input.sample && stats.scanned < stats.totalContacts) {
+    stats = await sampleDataKeys(db, projectId, { ...input, expected: stats.totalContacts });
+  }
+  return toFieldsList(stats);
+}
+
+/** The answer from key statistics; counts of a sample are scaled to the project (rounded). */
+function toFieldsList({ totalContacts, scanned, totalKeys, keys }: DataKeyStats): FieldsList {
+  const scale = scanned === 0 ? 0 : totalContacts / scanned;
   const byKey = new Map<string, KeyTypeCount[]>();
   for (const k of keys) byKey.set(k.key, [...(byKey.get(k.key) ?? []), k]);
   const custom: Field[] = [...byKey].map(([key, counts]) => {
-    const count = counts.reduce((n, c) => n + c.count, 0);
+    const count = Math.min(totalContacts, Math.round(counts.reduce((n, c) => n + c.count, 0) * scale));
     return { field: `data.${key}`, key, type: inferType(counts), count, coverage: percent(count, totalContacts), standard: false };
   });
   custom.sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContactData } from '../../../src/db/schema.js';
 import { upsertContacts } from '../../../src/modules/contacts/contacts.upsert.js';
 import { fieldsRoutes } from '../../../src/modules/contacts/fields.routes.js';
-import { runFieldDeleteJob } from '../../../src/modules/contacts/fields.service.js';
+import { sampleDataKeys } from '../../../src/modules/contacts/fields.repo.js';
+import { listFields, runFieldDeleteJob } from '../../../src/modules/contacts/fields.service.js';
 import { insertJob } from '../../../src/modules/contacts/jobs.repo.js';
 import { createAppDeps } from '../../../src/app-deps.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
@@ -17,6 +18,8 @@ beforeAll(async () => {
     // The field routes again under /small, queueing a delete above 2 contacts instead of 10,000.
     extend: (app, db) => {
       void app.register(fieldsRoutes, { ...createAppDeps(testConfig(), db.db), fieldDeleteJobThreshold: 2, prefix: '/small' });
+      // GET /contacts/fields estimated from a sample of 400 above 300 contacts (50,000 and 20,000 in the server).
+      void app.register(fieldsRoutes, { ...createAppDeps(testConfig(), db.db), fieldsExactUpTo: 300, fieldsSample: 400, prefix: '/sampled' });
     },
   });
 });
@@ -79,6 +82,91 @@ describe('GET /contacts/fields', () => {
       ['createdAt', 0],
       ['updatedAt', 0],
     ]);
+  });
+});
+
+type Listed = { field: string; type: string; count: number; coverage: number; standard: boolean };
+const byField = (body: { data: Listed[] }) => Object.fromEntries(body.data.map((f) => [f.field, f]));
+
+/** `n` contacts `prefix<i>@example.com` with data(i), in batches of 500 (one statement each). */
+async function seedMany(projectId: string, prefix: string, n: number, data: (i: number) => ContactData): Promise<void> {
+  for (let from = 0; from < n; from += 500) {
+    const contacts: Record<string, ContactData> = {};
+    for (let i = from; i < Math.min(n, from + 500); i++) contacts[`${prefix}${i}@example.com`] = data(i);
+    await seed(projectId, contacts);
+  }
+}
+
+describe('GET /contacts/fields above the exact threshold', () => {
+  it('estimates keys, types and coverage from a uniform sample, with the exact contact count', async () => {
+    const { project } = await newProject(t.app);
+    // The first 1,000 contacts (oldest) have `early`, the last 1,000 do not: a sample of the oldest
+    // or newest contacts instead of a uniform one would read 100 % or 0 %.
+    const data = (i: number): ContactData => ({
+      all: 'x',
+      ...(i < 1000 && { early: i }),
+      ...(i % 4 === 0 && { when: `2024-03-${String(1 + (i % 28)).padStart(2, '0')}` }),
+      ...(i % 10 === 0 && { flag: i % 20 === 0 }),
+      ...(i % 5 === 0 && { num: i }),
+      ...(i % 50 === 1 && { num: 'n/a' }),
+    });
+    await seedMany(project.id, 'c', 2000, data);
+    await seed(project.id, { 'rare@example.com': { all: 'x', rare: 1 } });
+    const total = 2001;
+
+    // The sample itself: ~400 contacts read (each with probability 400 / 2,001; ±100 is 5.6 sd), not 2,001.
+    const stats = await sampleDataKeys(t.db.db, project.id, { sample: 400, limit: 1000, expected: total });
+    expect(stats.totalContacts).toBe(total);
+    expect(stats.scanned).toBeGreaterThan(300);
+    expect(stats.scanned).toBeLessThan(500);
+    expect(stats.keys.find((k) => k.key === 'all')?.count).toBe(stats.scanned);
+
+    // The first answer sizes its sample from the table's row estimate (whatever the test database
+    // holds); dropped by a field delete, the next one samples at 400 / 2,001.
+    expect((await get(project, '/sampled/contacts/fields')).json().totalContacts).toBe(total);
+    expect((await del(project, '/sampled/contacts/fields/never-there')).statusCode).toBe(204);
+    const body = (await get(project, '/sampled/contacts/fields')).json();
+    expect(body.totalContacts).toBe(total);
+    const fields = byField(body);
+    expect(fields.email).toMatchObject({ count: total, coverage: 100 });
+    expect(fields['data.all']).toMatchObject({ type: 'string', count: total, coverage: 100 });
+    // Tolerance: ±10 points, ≥ 4 standard deviations of a ~400-of-2,001 sample at any coverage.
+    const expected = { 'data.early': ['number', 50], 'data.when': ['date', 25], 'data.flag': ['boolean', 10], 'data.num': ['number', 22] };
+    for (const [field, [type, coverage]] of Object.entries(expected)) {
+      const f = fields[field];
+      expect(f, field).toMatchObject({ type, standard: false });
+      expect(Math.abs((f?.coverage ?? -100) - Number(coverage)), `${field} coverage ${f?.coverage}`).toBeLessThanOrEqual(10);
+      expect(f?.count).toBe(Math.round(((f?.coverage ?? 0) * total) / 100));
+    }
+    // A key on one contact in 2,001 is in the sample (scaled: ~5) or not listed; never counted as 1.
+    expect(fields['data.rare']?.count ?? 0).not.toBe(1);
+    expect(body.data.slice(4).map((f: Listed) => f.count)).toEqual([...body.data.slice(4).map((f: Listed) => f.count)].sort((a, b) => b - a));
+  });
+
+  it('stays exact up to the threshold', async () => {
+    const { project } = await newProject(t.app);
+    await seedMany(project.id, 'c', 299, (i): ContactData => (i % 2 === 0 ? { half: i } : {}));
+    await seed(project.id, { 'rare@example.com': { rare: 'x' } }); // 300 contacts: at the threshold
+    const body = await listFields(t.db.db, project.id, { exactUpTo: 300, sample: 50 });
+    expect(body).toMatchObject({ totalContacts: 300, totalKeys: 2, truncated: false });
+    expect(body.data.slice(4)).toEqual([
+      { field: 'data.half', key: 'half', type: 'number', count: 150, coverage: 50, standard: false },
+      { field: 'data.rare', key: 'rare', type: 'string', count: 1, coverage: 0.33, standard: false },
+    ]);
+  });
+
+  it('reuses a sampled answer until a field delete drops it', async () => {
+    const { project } = await newProject(t.app);
+    await seedMany(project.id, 'c', 400, () => ({ plan: 'pro' }));
+    expect(Object.keys(byField((await get(project, '/sampled/contacts/fields')).json()))).toContain('data.plan');
+    await seedMany(project.id, 'c', 400, () => ({ late: true }));
+    const cached = byField((await get(project, '/sampled/contacts/fields')).json());
+    expect(cached['data.late']).toBeUndefined(); // the answer of the first call
+
+    expect((await del(project, '/sampled/contacts/fields/plan')).statusCode).toBe(204);
+    const fresh = byField((await get(project, '/sampled/contacts/fields')).json());
+    expect(fresh['data.plan']).toBeUndefined();
+    expect(fresh['data.late']).toMatchObject({ type: 'boolean', count: 400, coverage: 100 });
   });
 });
 
