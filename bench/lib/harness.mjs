@@ -146,6 +146,7 @@ export async function withDeliveryBench({ name, smtpQuery, keepRaw = true, pgSta
       // pg_stat_statements needs a restart of PostgreSQL (shared_preload_libraries): the API is restarted once.
       await client.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
       await client.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
+      await client.query(`ALTER SYSTEM SET pg_stat_statements.track_planning = on`);
       await client.end();
       await api.stop();
       api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
@@ -176,10 +177,13 @@ function pgStatsOf(client) {
     reset: () => client.query('SELECT pg_stat_statements_reset()'),
     async print(label, per) {
       const { rows } = await client.query(`
-        SELECT calls, round(total_exec_time)::int AS ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
-        FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT 15`);
-      console.log(`\n    pg_stat_statements (${label}): execution ms, calls, rows${per ? `; µs per ${per.unit}` : ''}`);
-      for (const r of rows) console.log(`      ${String(r.ms).padStart(7)} ms ${per ? `${String(Math.round((r.ms * 1000) / per.count)).padStart(5)} µs ` : ''}${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}`);
+        SELECT calls, round(total_exec_time)::int AS ms, round(total_plan_time)::int AS plan_ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS query
+        FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time + total_plan_time DESC LIMIT 15`);
+      console.log(`\n    pg_stat_statements (${label}): execution ms, planning ms, calls, rows${per ? `; µs per ${per.unit} (execution + planning)` : ''}`);
+      for (const r of rows) {
+        const perUnit = per ? `${String(Math.round(((r.ms + r.plan_ms) * 1000) / per.count)).padStart(5)} µs ` : '';
+        console.log(`      ${String(r.ms).padStart(7)} ms ${String(r.plan_ms).padStart(6)} ms ${perUnit}${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.query}`);
+      }
     },
   };
 }
