@@ -19,9 +19,8 @@
 // src/server.ts, dist/server.js or scripts/start.mjs (a wrapper that only spawns it is listed too).
 import { spawn } from 'node:child_process';
 import console from 'node:console';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -29,6 +28,7 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { descendants, freePort, processes } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dashdash = process.argv.indexOf('--');
@@ -71,37 +71,6 @@ function procKb(file, field) {
 }
 const rssKb = (pid) => procKb(`/proc/${pid}/status`, 'VmRSS');
 const pssKb = (pid) => procKb(`/proc/${pid}/smaps_rollup`, 'Pss');
-
-function processes() {
-  const list = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-      list.push({ pid: Number(name), ppid, comm, cmdline });
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return list;
-}
-
-function descendants(rootPid, all = processes()) {
-  const out = [];
-  const queue = [rootPid];
-  while (queue.length) {
-    const pid = queue.shift();
-    for (const p of all) {
-      if (p.ppid !== pid) continue;
-      out.push(p);
-      queue.push(p.pid);
-    }
-  }
-  return out;
-}
 
 const isPostgres = (p) => p.comm === 'postgres' || p.cmdline.startsWith('postgres:') || /\/bin\/postgres\s/.test(p.cmdline);
 const isServer = (p) => !isPostgres(p) && /(src\/server\.ts|dist\/server\.js|scripts\/start\.mjs)/.test(p.cmdline);
@@ -211,17 +180,6 @@ if (args.pid) {
 }
 
 // ---------------------------------------------------------------- idle after start
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 function health(port) {
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false, timeout: 1000 }, (res) => {

@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import console from 'node:console';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,6 +14,7 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePort } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -41,17 +41,6 @@ const TARGET = args['signal-target'];
 if (!Number.isInteger(RUNS) || RUNS < 1 || !(START_TIMEOUT > 0) || !(STOP_TIMEOUT > 0) || !['server', 'npm'].includes(TARGET)) {
   console.error('error: --runs must be a positive integer, timeouts positive numbers, --signal-target server or npm');
   process.exit(2);
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** GET /health once: the status code, or 0 when nothing answers. */

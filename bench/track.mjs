@@ -10,14 +10,14 @@
 // /proc, children that exited included). With a started server it also checks that the number
 // of events in the database equals the number of 2xx answers (an accepted event is never lost).
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import console from 'node:console';
 import { setTimeout as delay } from 'node:timers/promises';
 import autocannon from 'autocannon';
+import { cpuSeconds, descendants, freePort, processes } from './lib/proc.mjs';
 
 const fetch = globalThis.fetch;
 
@@ -38,62 +38,6 @@ const opts = {
 };
 const root = process.cwd();
 const sleep = (ms) => delay(ms);
-const CLK_TCK = 100; // Linux USER_HZ
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** utime+stime (+ cutime+cstime of reaped children) of a pid, in seconds; 0 when gone. */
-function cpuSeconds(pid, withChildren = false) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0);
-    return ticks / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
-
-function processes() {
-  const list = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      list.push({ pid: Number(name), ppid, comm, cmdline });
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return list;
-}
-
-function descendants(rootPid) {
-  const all = processes();
-  const out = [];
-  const queue = [rootPid];
-  while (queue.length) {
-    const pid = queue.shift();
-    for (const p of all) {
-      if (p.ppid !== pid) continue;
-      out.push(p);
-      queue.push(p.pid);
-    }
-  }
-  return out;
-}
 
 /** The Node process that serves under `npm start`: scripts/start.mjs (compiled), or tsx's child running src/server.ts. */
 const isServerNode = (p) => p.comm === 'node' && (p.cmdline.includes('scripts/start.mjs') || (p.cmdline.includes('loader.mjs') && p.cmdline.includes('src/server.ts')));

@@ -1,54 +1,15 @@
 // Shared by bench/ceilings.mjs and its measurement modules: load average, process CPU, timed
 // windows, percentiles, and children that are stopped whatever happens.
 import { fork } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { clearTimeout, setTimeout } from 'node:timers';
 
-const CLK_TCK = 100;
-
-/** The three load averages of /proc/loadavg, e.g. "1.52 1.10 0.93". */
-export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+export { cpuSeconds, loadAverage, postgresCpuBelow } from './proc.mjs';
 
 export const cpuCount = () => readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? 0;
-
-/** User + system CPU seconds of `pid` (with its reaped children when `withChildren`); 0 once gone. */
-export function cpuSeconds(pid, withChildren = false) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0)) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of every `postgres` process below `rootPid` (postmaster with its reaped children, live backends). */
-export function postgresCpuBelow(rootPid) {
-  const all = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      all.push({ pid: Number(name), ppid, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const below = (pid) => all.filter((p) => p.ppid === pid);
-  let total = 0;
-  const queue = [rootPid];
-  while (queue.length > 0) {
-    for (const p of below(queue.shift())) {
-      queue.push(p.pid);
-      if (p.comm === 'postgres') total += cpuSeconds(p.pid, below(p.pid).length > 0);
-    }
-  }
-  return total;
-}
 
 /** This process's CPU seconds so far. */
 export function ownCpu() {

@@ -3,8 +3,7 @@
 // phase (`withDeliveryBench`). Run them with `--import tsx`.
 import { spawn } from 'node:child_process';
 import console from 'node:console';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
@@ -14,62 +13,15 @@ import { generateDkimKey } from '../../src/modules/domains/dkim-keys.ts';
 import pg from 'pg';
 import { startDnsServer } from '../../test/helpers/dns-server.ts';
 import { startSmtpSink } from '../../test/helpers/smtp-sink.ts';
+import { freePort, postgresCpuBelow } from './proc.mjs';
+
+export { cpuSeconds, freePort, processes } from './proc.mjs';
 
 export const SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const root = process.cwd();
-const CLK_TCK = 100;
 const fetch = globalThis.fetch;
-
-export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-export function cpuSeconds(pid, withChildren = false) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0)) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
-
-export function processes() {
-  const list = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      list.push({ pid: Number(name), ppid, comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return list;
-}
-
 /** CPU seconds of the PostgreSQL started by the API process (postmaster, its reaped children, live backends). */
-export function postgresCpu(apiPid) {
-  const all = processes();
-  const below = (pid) => all.filter((p) => p.ppid === pid);
-  const queue = [apiPid];
-  let total = 0;
-  while (queue.length > 0) {
-    for (const p of below(queue.shift())) {
-      queue.push(p.pid);
-      if (p.comm === 'postgres') total += cpuSeconds(p.pid, below(p.pid).length > 0);
-    }
-  }
-  return total;
-}
+export const postgresCpu = postgresCpuBelow;
 
 /** Spawns `node --import tsx src/server.ts` with `env`; resolves once `readyPattern` is logged. */
 export async function spawnServer(env, readyPattern, nodeArgs = []) {
