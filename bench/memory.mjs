@@ -20,7 +20,6 @@
 import { spawn } from 'node:child_process';
 import console from 'node:console';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,7 +27,7 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { descendants, freePort, processes } from './lib/proc.mjs';
+import { descendants, freePort, health, processes, readyPid } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dashdash = process.argv.indexOf('--');
@@ -180,30 +179,7 @@ if (args.pid) {
 }
 
 // ---------------------------------------------------------------- idle after start
-function health(port) {
-  return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false, timeout: 1000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(0));
-  });
-}
 
-/** The pid the server logs in its `ready` line (pino's `pid` field). */
-function readyPid(stdout) {
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const entry = JSON.parse(line);
-      if (typeof entry.msg === 'string' && entry.msg.startsWith('ready') && Number.isInteger(entry.pid)) return entry.pid;
-    } catch {
-      // partial line
-    }
-  }
-  return undefined;
-}
 
 /** Ends what a run started: SIGTERM to the server (it stops its PostgreSQL), else the whole group and the postmaster. */
 async function stopTree(child, serverPid, dataDir) {

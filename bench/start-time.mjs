@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import console from 'node:console';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,7 +13,7 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { freePort } from './lib/proc.mjs';
+import { freePort, health, readyPid } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -43,17 +42,6 @@ if (!Number.isInteger(RUNS) || RUNS < 1 || !(START_TIMEOUT > 0) || !(STOP_TIMEOU
   process.exit(2);
 }
 
-/** GET /health once: the status code, or 0 when nothing answers. */
-function health(port) {
-  return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false, timeout: 1000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(0));
-  });
-}
 
 function alive(pid) {
   try {
@@ -73,19 +61,6 @@ function postmasterPid(dataDir) {
   }
 }
 
-/** The pid the server logs in its `ready` line (pino's `pid` field). */
-function readyPid(stdout) {
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const entry = JSON.parse(line);
-      if (typeof entry.msg === 'string' && entry.msg.startsWith('ready') && Number.isInteger(entry.pid)) return entry.pid;
-    } catch {
-      // partial line
-    }
-  }
-  return undefined;
-}
 
 /** Ends whatever a failed run left: the whole `npm start` process group, then its PostgreSQL. */
 async function killTree(child, dataDir) {

@@ -1,6 +1,7 @@
 // Processes seen from outside, for every benchmark (plain Node: no tsx needed): free ports, CPU
 // seconds and the process tree from /proc, the load average.
 import { readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 
 const CLK_TCK = 100; // Linux USER_HZ
@@ -77,4 +78,30 @@ export function postgresCpuBelow(rootPid) {
     }
   }
   return total;
+}
+
+/** GET /health once: the status code, or 0 when nothing answers. */
+export function health(port) {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false, timeout: 1000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(0));
+  });
+}
+
+/** The pid the server logs in its `ready` line (pino's `pid` field). */
+export function readyPid(stdout) {
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const entry = JSON.parse(line);
+      if (typeof entry.msg === 'string' && entry.msg.startsWith('ready') && Number.isInteger(entry.pid)) return entry.pid;
+    } catch {
+      // partial line
+    }
+  }
+  return undefined;
 }
