@@ -180,7 +180,6 @@ if (args.pid) {
 
 // ---------------------------------------------------------------- idle after start
 
-
 /** Ends what a run started: SIGTERM to the server (it stops its PostgreSQL), else the whole group and the postmaster. */
 async function stopTree(child, serverPid, dataDir) {
   const exited = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)));
