@@ -1,17 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { sql } from 'kysely';
-import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerp, type InboundReceiver } from '../../../src/modules/bounces/index.js';
 import { bearer, newProject } from '../../helpers/accounts.js';
 import { TEST_SECRET } from '../../helpers/app.js';
 import { until } from '../../helpers/poll.js';
 import { addVerifiedDomain } from '../emails/helpers.js';
-import { createUploadTestApp, type UploadTestApp } from '../uploads/helpers.js';
+import { createUploadTestApp, startTestS3, type TestS3, type UploadTestApp } from '../uploads/helpers.js';
 import { startTestReceiver } from './helpers.js';
 import { smtpMail } from './inbound-mail-helpers.js';
 
@@ -22,46 +18,25 @@ import { smtpMail } from './inbound-mail-helpers.js';
  */
 const BUCKET = 'mail-private';
 const DOMAIN = 'bounces.test';
-let server: S3rver;
-let s3Dir: string;
+let s3: TestS3;
 let t: UploadTestApp;
 let client: S3Client;
 let receiver: InboundReceiver;
 
 beforeAll(async () => {
-  s3Dir = await mkdtemp(path.join(tmpdir(), 'inbound-s3rver-'));
-  server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: BUCKET }] });
-  const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
-  t = await createUploadTestApp({
-    BOUNCE_DOMAIN: DOMAIN,
-    S3_BUCKET: BUCKET,
-    S3_ENDPOINT: endpoint,
-    S3_REGION: 'us-east-1',
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
-  });
+  s3 = await startTestS3(BUCKET);
+  client = s3.client;
+  t = await createUploadTestApp({ BOUNCE_DOMAIN: DOMAIN, ...s3.env });
   await t.runWorker();
-  client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
   receiver = await startTestReceiver(t.db.db, createVerp(TEST_SECRET, DOMAIN), { maxSizeBytes: 2 * 1024 * 1024, attachments: { config: t.config } });
 }, 60_000);
 afterAll(async () => {
   await receiver?.close();
-  client?.destroy();
   await t?.close();
-  await server?.close();
-  await rm(s3Dir, { recursive: true, force: true });
+  await s3?.close();
 });
 
-const objectExists = async (key: string) => {
-  try {
-    await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
-    return true;
-  } catch {
-    return false;
-  }
-};
+const objectExists = (key: string) => s3.objectExists(key);
 
 describe('inbound attachments in S3 storage', () => {
   it('stored under private/, downloaded byte-identical, never served by /files, removed with the project', async () => {

@@ -2,7 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import S3rver from 's3rver';
 import sharp from 'sharp';
 import { expect } from 'vitest';
 import { bearer, type TestProject } from '../../helpers/accounts.js';
@@ -141,3 +143,43 @@ export async function animation(format: 'gif' | 'webp'): Promise<Buffer> {
   return (format === 'gif' ? joined.gif({ delay: [100, 200, 300], loop: 0 }) : joined.webp({ delay: [100, 200, 300], loop: 0 })).toBuffer();
 }
 
+
+/** A real S3-compatible server (s3rver) on loopback with one bucket, the app's S3_* variables for it, and an SDK client. */
+export interface TestS3 {
+  env: Record<string, string>;
+  client: S3Client;
+  objectExists(key: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export async function startTestS3(bucket: string): Promise<TestS3> {
+  const dir = await mkdtemp(path.join(tmpdir(), 's3rver-'));
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir, configureBuckets: [{ name: bucket }] });
+  const { port } = await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  return {
+    env: {
+      S3_BUCKET: bucket,
+      S3_ENDPOINT: endpoint,
+      S3_REGION: 'us-east-1',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_FORCE_PATH_STYLE: 'true',
+    },
+    client,
+    async objectExists(key) {
+      try {
+        await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      client.destroy();
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

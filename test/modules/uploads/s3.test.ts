@@ -1,13 +1,10 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import S3rver from 's3rver';
+import { readdir } from 'node:fs/promises';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, newProject } from '../../helpers/accounts.js';
 import { until } from '../../helpers/poll.js';
-import { createUploadTestApp, fetchFile, jpegWithMetadata, METADATA_MARKERS, png, upload, type UploadTestApp } from './helpers.js';
+import { createUploadTestApp, fetchFile, jpegWithMetadata, METADATA_MARKERS, png, startTestS3, type TestS3, upload, type UploadTestApp } from './helpers.js';
 
 /**
  * S3-compatible storage end to end (docs/uploads.md "Storage"): a real s3rver on loopback (a local
@@ -16,42 +13,22 @@ import { createUploadTestApp, fetchFile, jpegWithMetadata, METADATA_MARKERS, png
  */
 
 const BUCKET = 'mail-images';
-let server: S3rver;
-let s3Dir: string;
+let s3: TestS3;
 let t: UploadTestApp;
 let client: S3Client;
 
 beforeAll(async () => {
-  s3Dir = await mkdtemp(path.join(tmpdir(), 'uploads-s3rver-'));
-  server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: BUCKET }] });
-  const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
-  t = await createUploadTestApp({
-    S3_BUCKET: BUCKET,
-    S3_ENDPOINT: endpoint,
-    S3_REGION: 'us-east-1',
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
-  });
+  s3 = await startTestS3(BUCKET);
+  client = s3.client;
+  t = await createUploadTestApp(s3.env);
   await t.runWorker();
-  client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
 });
 afterAll(async () => {
-  client?.destroy();
   await t?.close();
-  await server?.close();
-  await rm(s3Dir, { recursive: true, force: true });
+  await s3?.close();
 });
 
-const objectExists = async (key: string) => {
-  try {
-    await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
-    return true;
-  } catch {
-    return false;
-  }
-};
+const objectExists = (key: string) => s3.objectExists(key);
 
 describe('S3 storage', () => {
   it('/config reports s3 storage', async () => {
