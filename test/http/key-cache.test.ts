@@ -111,12 +111,24 @@ describe('key cache kept current by the database', () => {
     await until('the disabled project is refused', async () => (await probe(t.app, q.public)).statusCode === 403, { timeoutMs: 2000 });
   });
 
-  it('refuses the old keys at once after POST regenerate-keys in this process', async () => {
-    const { user: u, project: q } = await newProject(t.app);
-    expect((await probe(t.app, q.public)).statusCode).toBe(200);
-    const res = await t.app.inject({ method: 'POST', url: `/users/@me/projects/${q.id}/regenerate-keys`, headers: { cookie: u.cookie } });
-    expect(res.statusCode).toBe(200);
-    expect((await probe(t.app, q.public)).statusCode).toBe(401);
+  it('refuses the old keys at once after POST regenerate-keys in this process, before any notification', async () => {
+    // A cache no notification reaches: only the route's own invalidation can drop the old key.
+    const deaf = createKeyCache();
+    deaf.up();
+    const other = await createTestApp({
+      keyCache: deaf,
+      extend: (app) => app.post('/__test/public', { config: { auth: 'public' } }, async (request) => ({ projectId: request.project?.id })),
+    });
+    try {
+      const { user: u, project: q } = await newProject(other.app);
+      expect((await probe(other.app, q.public)).statusCode).toBe(200);
+      expect(deaf.size).toBe(1);
+      const res = await other.app.inject({ method: 'POST', url: `/users/@me/projects/${q.id}/regenerate-keys`, headers: { cookie: u.cookie } });
+      expect(res.statusCode).toBe(200);
+      expect((await probe(other.app, q.public)).statusCode).toBe(401);
+    } finally {
+      await other.close();
+    }
   });
 
   it('looks every key up while the notification connection is down, and caches again once it is back', async () => {
