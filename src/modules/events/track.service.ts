@@ -132,7 +132,7 @@ export function createTracker(db: Kysely<Database>, opts: { ttlHours: number; ba
  * records no event, and its Idempotency-Key is released: a 4xx leaves the key free).
  */
 async function writeBatch(db: Kysely<Database>, ttlHours: number, projectId: string, items: readonly TrackItem[]): Promise<Outcome<TrackResult>[]> {
-  if (items.some((i) => i.claim)) return writeClaimedBatch(db, ttlHours, projectId, items);
+  if (items.some((i) => i.claim)) return writeInTransaction(db, ttlHours, projectId, items);
   const first = await upsertContactsOnce(
     db,
     projectId,
@@ -146,7 +146,7 @@ async function writeBatch(db: Kysely<Database>, ttlHours: number, projectId: str
   const later = new Map<TrackItem, Outcome<TrackResult>>();
   if (rest.length > 0) {
     try {
-      const outcomes = await writeClaimedBatch(db, ttlHours, projectId, rest);
+      const outcomes = await writeInTransaction(db, ttlHours, projectId, rest);
       rest.forEach((item, n) => later.set(item, at(outcomes, n)));
     } catch (error) {
       for (const item of rest) later.set(item, { ok: false, error });
@@ -165,7 +165,7 @@ async function writeBatch(db: Kysely<Database>, ttlHours: number, projectId: str
 const toUpsert = (i: TrackItem) => ({ email: i.email, patch: i.patch, subscribed: i.subscribed, subscribedIfNew: true });
 
 /** Calls written in one transaction: their Idempotency-Keys claimed (when they have some), contacts upserted (locking them on a second round), events inserted. */
-async function writeClaimedBatch(db: Kysely<Database>, ttlHours: number, projectId: string, items: readonly TrackItem[]): Promise<Outcome<TrackResult>[]> {
+async function writeInTransaction(db: Kysely<Database>, ttlHours: number, projectId: string, items: readonly TrackItem[]): Promise<Outcome<TrackResult>[]> {
   return db.transaction().execute(async (trx) => {
     const claims = items.flatMap((i) => (i.claim ? [i.claim] : []));
     const claimed = await claimIdempotencyKeys(trx, projectId, claims, ttlHours);
