@@ -159,12 +159,14 @@ function CampaignView({ c }: { c: Campaign }) {
     refetchInterval: () => pollInterval(qc.getQueryData<Campaign>(['campaigns', c.id]), Date.now()),
   });
 
-  // A toast when sending finishes while the page is open.
+  // A toast when sending finishes while the page is open; the stats and insight polls stop with
+  // SENDING, so they are read once more: their last poll may predate the final emails.
   const previous = useRef(c.status);
   useEffect(() => {
+    if (previous.current === 'SENDING' && c.status !== 'SENDING') void qc.invalidateQueries({ queryKey: ['campaigns', c.id] });
     if (previous.current === 'SENDING' && c.status === 'SENT') toast({ title: `“${c.name || 'Untitled campaign'}” finished sending`, description: `${formatNumber(c.sentCount)} sent` });
     previous.current = c.status;
-  }, [c.status, c.name, c.sentCount, toast]);
+  }, [c.status, c.id, c.name, c.sentCount, qc, toast]);
 
   const done = (title: string) => {
     void qc.invalidateQueries({ queryKey: ['campaigns'] });
