@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Logger, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type pg from 'pg';
 import type { Logger as Pino } from 'pino';
+import { connect, type Db } from './db/connection.js';
 import { createTaskList, createWebhookTaskList, CRONTAB } from './jobs/index.js';
 import type { JobDeps } from './jobs/deps.js';
 import { forget, startLiveness } from './jobs/liveness.js';
@@ -29,6 +30,16 @@ function workerLogger(log: Pino): Logger {
 }
 
 /**
+ * The pool of delivery's shared statements (read, SENDING, end of data, SENT: one of each in
+ * flight, modules/emails/delivery/batches.ts), on connections that plan each of them once
+ * (`genericPlans`): planning was half of their PostgreSQL time (docs/performance.md "Delivery").
+ */
+function deliveryPool(pool: pg.Pool): Db | undefined {
+  const url = pool.options.connectionString;
+  return url === undefined ? undefined : connect(url, { max: 4, applicationName: 'mailplatform-delivery', genericPlans: true });
+}
+
+/**
  * Runs the graphile-worker job runner in this process, with a heartbeat that lets the other
  * workers release its jobs should it die without stopping (src/jobs/liveness.ts). `stop()` waits
  * for running jobs.
@@ -41,9 +52,10 @@ export async function startWorker(opts: WorkerOptions): Promise<Runner> {
   events.on('pool:create', ({ workerPool }) => {
     poolId = workerPool.id;
   });
+  const deliveryDb = deliveryPool(opts.pool);
   const runner = await run({
     pgPool: opts.pool,
-    taskList: createTaskList(opts.deps),
+    taskList: createTaskList({ ...opts.deps, deliveryDb: deliveryDb?.db }),
     crontab: opts.cron === false ? '' : CRONTAB,
     concurrency: opts.concurrency ?? 16,
     // Fetch and lock jobs 32 at a time, and complete them in batches: far fewer round trips at
@@ -83,6 +95,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Runner> {
     async stop(reason) {
       await Promise.all([liveness.stop(), webhookLiveness.stop()]);
       await Promise.all([runner.stop(reason), webhooks.stop(reason)]);
+      await deliveryDb?.close();
       // Best effort: a heartbeat left behind (database gone) is removed by the next live worker.
       await Promise.all([forget(opts.deps.db, id), forget(opts.deps.db, webhookId)]).catch(() => undefined);
     },

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -41,6 +42,41 @@ export interface ConnectOptions {
   applicationName?: string;
   /** How long a query waits for a free pooled connection before {@link DatabaseBusyError}. Default 10 s. */
   acquireTimeoutMs?: number;
+  /**
+   * Plan each statement once per connection: every statement becomes a named prepared statement
+   * and the connections use `plan_cache_mode = force_generic_plan`. Only for a pool that runs a
+   * few fixed statements on a hot path (their text must not vary with the values, and a generic
+   * plan must suit them: no partial index whose predicate names a value). See {@link preparing}.
+   */
+  genericPlans?: boolean;
+}
+
+/** Statements a generic-plan connection prepares, at most: beyond it they run unnamed (planned each time). */
+const MAX_PREPARED = 100;
+
+/**
+ * A pooled client whose text queries run as named prepared statements (the name is a digest of
+ * the text), so PostgreSQL parses and plans each statement once per connection instead of at
+ * every call. Why: PostgreSQL re-plans unnamed statements at every call, and keeps choosing
+ * custom plans for named ones whose parameters are arrays (their cost estimate depends on the
+ * array's length), so the delivery statements spent as much time planning as executing
+ * (docs/performance.md "Delivery").
+ */
+function preparing(client: pg.PoolClient, names: Map<string, string>): pg.PoolClient {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+      return (config: unknown, values?: unknown[]) => {
+        if (typeof config !== 'string') return target.query(config as pg.QueryConfig, values);
+        let name = names.get(config);
+        if (name === undefined && names.size < MAX_PREPARED) {
+          name = `g${createHash('sha1').update(config).digest('hex').slice(0, 20)}`;
+          names.set(config, name);
+        }
+        return target.query(name === undefined ? { text: config, values } : { name, text: config, values });
+      };
+    },
+  });
 }
 
 /** Opens a pool and a Kysely instance over it; `close` ends both. */
@@ -51,17 +87,22 @@ export function connect(connectionString: string, opts: ConnectOptions = {}): Db
     max: opts.max ?? 20,
     application_name: opts.applicationName ?? 'mailplatform',
     connectionTimeoutMillis: acquireTimeoutMs,
+    ...(opts.genericPlans && { options: '-c plan_cache_mode=force_generic_plan' }),
   });
+  const names = new Map<string, string>();
   // An idle client's error (database restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   // Kysely gets the pool through this adapter only to give the queue timeout a type of its own.
   const checkout = {
     connect: () =>
-      pool.connect().catch((err: unknown) => {
-        if (err instanceof Error && ACQUIRE_TIMEOUT_MESSAGES.has(err.message)) throw new DatabaseBusyError(acquireTimeoutMs, { cause: err });
-        throw err;
-      }),
+      pool.connect().then(
+        (client) => (opts.genericPlans ? preparing(client, names) : client),
+        (err: unknown) => {
+          if (err instanceof Error && ACQUIRE_TIMEOUT_MESSAGES.has(err.message)) throw new DatabaseBusyError(acquireTimeoutMs, { cause: err });
+          throw err;
+        },
+      ),
     end: () => pool.end(),
   };
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkout }) });

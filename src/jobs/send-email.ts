@@ -26,6 +26,7 @@ export const sendEmail = (deps: JobDeps): Task => {
     sendingRates: { default: deps.config.projectSendingRate, max: deps.config.maxProjectSendingRate },
     returnPath: returnPathsOf(deps.config),
     relayHeaders: relayHeadersOf(deps.config),
+    batchDb: deps.deliveryDb,
   });
   return async (payload, helpers) => {
     const { emailId, reserved } = SendEmailPayload.parse(payload);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryBatches } from '../../../src/modules/emails/delivery/batches.js';
 import { newProject, type TestProject } from '../../helpers/accounts.js';
@@ -67,5 +68,8 @@ describe('batched delivery statements', () => {
     expect(ids.filter((id) => id !== retried).map((id) => byId.get(id)?.attempts)).toEqual(Array(23).fill(1));
     for (const address of to) expect(sink.messagesTo(address)).toHaveLength(1);
     expect(sink.attempts('batch-7@example.com')).toBe(2);
+    // The worker ran them on its pool of generic-plan connections (src/worker.ts deliveryPool).
+    const { rows: pool } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'mailplatform-delivery'`.execute(t.db.db);
+    expect(pool[0]?.n).toBeGreaterThan(0);
   });
 });

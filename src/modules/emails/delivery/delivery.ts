@@ -62,6 +62,8 @@ export interface DeliveryDeps {
   returnPath?: (emailId: string) => string;
   /** Headers the relay's webhooks need to name an email (src/modules/webhooks relayHeadersOf); unset: none. */
   relayHeaders?: (emailId: string) => Record<string, string>;
+  /** Where the shared statements of batches.ts run (a generic-plan pool: JobDeps.deliveryDb); unset: `db`. */
+  batchDb?: Kysely<Database>;
 }
 
 export interface DeliveryJob {
@@ -111,7 +113,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
   });
   const keys = new Map<string, { key: DkimKey | undefined; until: number }>();
   // The statements of deliveries running at once are shared (batches.ts).
-  const batches = createDeliveryBatches(db);
+  const batches = createDeliveryBatches(deps.batchDb ?? db);
 
   /** The project's key of its sender domain; for SYSTEM emails, the key of whichever project verified SYSTEM_FROM's domain. */
   async function senderKey(email: DeliveryEmail): Promise<DkimKey | undefined> {
