@@ -8,6 +8,7 @@
 //   node bench/segments.mjs --base http://127.0.0.1:8080 [--contacts 1000000] [--events 5000000]
 //   node bench/segments.mjs --base … --project <id>   # re-time a project seeded by an earlier run
 //   node bench/segments.mjs --base … --project <id> --data-ops   # data.<key> operators, before/after their indexes
+//   node bench/segments.mjs --base … --project <id> --time-ops   # the same counts and the 3-filter one, as indexed now (A/B)
 //
 // Connection URL: --url, else $DATABASE_URL, else $DATA_DIR/postgres.url (default /tmp/bench-seg).
 // random() is seeded (setseed), so the data is reproducible. Not a test: numbers depend on the machine.
@@ -132,12 +133,32 @@ const DATA_OPS = [
   { field: 'data.score', operator: 'greaterThan', value: 90 },
   { field: 'data.score', operator: 'lessThanOrEqual', value: '10.5' },
 ];
-async function timeDataOps(label) {
-  for (const f of DATA_OPS) {
+// Other families, timed by --time-ops too: a count-planning change must not slow them.
+const OTHER_OPS = [
+  { field: 'createdAt', operator: 'within', value: 30, unit: 'days' },
+  { field: 'event.purchase', operator: 'triggeredWithin', value: 30, unit: 'days' },
+  { field: 'event.signup', operator: 'notTriggered' },
+  { field: 'email', operator: 'contains', value: 'user4242' },
+  { field: 'data.plan', operator: 'equals', value: 'enterprise' },
+];
+async function timeDataOps(label, ops = DATA_OPS) {
+  for (const f of ops) {
     const body = { condition: { logic: 'AND', groups: [{ filters: [f] }] } };
     const last = await timed(`  ${label} ${f.field} ${f.operator} ${f.value ?? ''}`.trimEnd(), 5, () => call('POST', '/segments/count', body));
     console.log(`    count ${last.count}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   }
+}
+// --time-ops: the same counts, plus the 3-filter condition's, against --base as the project is now
+// (no index built or dropped): run it alternately against two servers on the same database for an A/B.
+if (process.argv.includes('--time-ops')) {
+  const { rows: ready } = await db.query('SELECT key, kind FROM contact_data_indexes WHERE project_id = $1 AND ready ORDER BY key, kind', [projectId]);
+  console.log(`data key indexes ready: ${ready.map((r) => `${r.key}/${r.kind}`).join(', ') || 'none'}`);
+  await timeDataOps('');
+  await timeDataOps('', OTHER_OPS);
+  const last = await timed('  3-filter condition (the members page total)', 5, () => call('POST', '/segments/count', { condition }));
+  console.log(`    count ${last.count}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  await db.end();
+  process.exit(0);
 }
 if (process.argv.includes('--data-ops')) {
   const { rows: before } = await db.query('SELECT count(*)::int AS n FROM contact_data_indexes WHERE project_id = $1 AND ready', [projectId]);
