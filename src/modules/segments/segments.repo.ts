@@ -167,7 +167,7 @@ export async function cachedCount(db: Kysely<Database>, segmentId: string): Prom
 export const COUNT_EFFECTIVE_CACHE = '32MB';
 
 /** `fn` with effective_cache_size at COUNT_EFFECTIVE_CACHE: in a transaction of its own, or restored after it in the caller's. */
-async function withCountPlanning<T>(db: Kysely<Database>, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+export async function withCountPlanning<T>(db: Kysely<Database>, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
   const set = (trx: Kysely<Database>, value: string) => sql`SELECT set_config('effective_cache_size', ${value}::text, true)`.execute(trx);
   if (!db.isTransaction) {
     return db.transaction().execute(async (trx) => {
