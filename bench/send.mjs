@@ -151,6 +151,7 @@ async function acceptancePhase(ctx) {
   const count = async () => (await ctx.client.query(`SELECT count(*)::int AS n FROM emails WHERE project_id = $1`, [ctx.project.id])).rows[0].n;
   await settle();
   const before = await count();
+  await ctx.pgStats?.reset();
   const cpu0 = { api: cpuSeconds(ctx.api.pid), pg: postgresCpu(ctx.api.pid), bench: process.cpuUsage() };
   const r = await run(opts.duration);
   const cpu = { api: cpuSeconds(ctx.api.pid) - cpu0.api, pg: postgresCpu(ctx.api.pid) - cpu0.pg, bench: process.cpuUsage(cpu0.bench) };
@@ -162,6 +163,7 @@ async function acceptancePhase(ctx) {
     latency (ms)    p50 ${r.latency.p50}  p90 ${r.latency.p90}  p99 ${r.latency.p99}  max ${r.latency.max}
     email rows      ${rows} new for ${r['2xx']} answers 2xx${rows >= r['2xx'] && rows - r['2xx'] <= opts.connections ? ` (every accepted email stored; ${rows - r['2xx']} more from requests still in flight when the run ended)` : ' (MISMATCH: an accepted email is missing)'}
     CPU seconds     api node ${cpu.api.toFixed(1)} s (${pct(cpu.api)} of a core)  postgres ${cpu.pg.toFixed(1)} s (${pct(cpu.pg)})  autocannon ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
+  await ctx.pgStats?.print('acceptance', { unit: 'email', count: rows });
 }
 
 /** A ~4 KB HTML body: BODY and paragraphs of an order summary. */

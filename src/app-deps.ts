@@ -21,6 +21,11 @@ export interface AppDeps {
   readonly mail: MailTransport;
   /** API key → project lookups cached by the server's API (src/http/key-cache.ts); unset: looked up on every request. */
   readonly keyCache?: KeyCache;
+  /**
+   * Generic-plan connections for the fixed statements of hot write paths (connectForRequests'
+   * `hot`: POST /v1/send); unset: they run on `db`.
+   */
+  readonly hotDb?: Kysely<Database>;
   /** Checks that the database answers (GET /health): on its own reserved connection in the server. */
   readonly ping: () => Promise<void>;
 }

@@ -80,11 +80,12 @@ async function main(): Promise<void> {
       requestDb = connectForRequests(db.url);
       const keyCache = startKeyCache(db.url, log.child({ component: 'key-cache' }));
       keys = keyCache;
-      const apiDeps: AppDeps = { ...deps, db: requestDb.db, ping: requestDb.ping, keyCache: keyCache.cache };
+      const apiDeps: AppDeps = { ...deps, db: requestDb.db, hotDb: requestDb.hot, ping: requestDb.ping, keyCache: keyCache.cache };
       app = await buildApp(apiDeps, { logger: log, rateLimitStore: store });
       // Answers sent while draining tell the client not to reuse the connection.
-      app.addHook('onSend', async (_request, reply) => {
+      app.addHook('onSend', (_request, reply, payload, done) => {
         if (stopping) reply.header('connection', 'close');
+        done(null, payload);
       });
       try {
         await app.listen({ port: config.port, host: config.host });

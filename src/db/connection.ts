@@ -51,8 +51,13 @@ export interface ConnectOptions {
   genericPlans?: boolean;
 }
 
-/** Statements a generic-plan connection prepares, at most: beyond it they run unnamed (planned each time). */
+/**
+ * Statements a generic-plan pool prepares, at most, and the longest text it prepares: beyond
+ * them statements run unnamed, planned each time (multi-row INSERTs, whose text grows with
+ * their rows, would otherwise fill the connections with one statement per row count).
+ */
 const MAX_PREPARED = 100;
+const MAX_PREPARED_TEXT = 8192;
 
 /**
  * A pooled client whose text queries run as named prepared statements (the name is a digest of
@@ -69,7 +74,7 @@ function preparing(client: pg.PoolClient, names: Map<string, string>): pg.PoolCl
       return (config: unknown, values?: unknown[]) => {
         if (typeof config !== 'string') return target.query(config as pg.QueryConfig, values);
         let name = names.get(config);
-        if (name === undefined && names.size < MAX_PREPARED) {
+        if (name === undefined && names.size < MAX_PREPARED && config.length <= MAX_PREPARED_TEXT) {
           name = `g${createHash('sha1').update(config).digest('hex').slice(0, 20)}`;
           names.set(config, name);
         }
@@ -123,7 +128,16 @@ export const REQUEST_POOL_SIZE = 20;
 export interface RequestDb extends Db {
   /** `SELECT 1` on the reserved connection (GET /health); rejects when the database does not answer. */
   ping(): Promise<void>;
+  /**
+   * A small pool of generic-plan connections (`genericPlans`) for the fixed statements of the
+   * hot write paths (POST /v1/send's checks and batches), which otherwise spend about as long
+   * being planned as running.
+   */
+  readonly hot: Kysely<Database>;
 }
+
+/** Connections of the API's generic-plan pool (group-commit batches: at most 4 in flight, plus checks). */
+export const HOT_POOL_SIZE = 6;
 
 /**
  * The pools of the HTTP API: requests wait at most {@link REQUEST_ACQUIRE_TIMEOUT_MS} for a
@@ -148,13 +162,20 @@ export function connectForRequests(url: string, opts: { max?: number } = {}): Re
   });
   reserved.on('error', () => undefined);
   reserved.on('connect', (client) => client.on('error', () => undefined));
+  const hot = connect(url, {
+    max: HOT_POOL_SIZE,
+    applicationName: 'mailplatform-api-hot',
+    acquireTimeoutMs: REQUEST_ACQUIRE_TIMEOUT_MS,
+    genericPlans: true,
+  });
   return {
     ...main,
+    hot: hot.db,
     async ping() {
       await reserved.query('SELECT 1');
     },
     async close() {
-      await Promise.all([main.close(), reserved.end()]);
+      await Promise.all([main.close(), reserved.end(), hot.close()]);
     },
   };
 }

@@ -44,7 +44,9 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const config = testConfig(opts.env);
   const db = connect(inject('databaseUrl'), { max: 10 });
-  const deps: AppDeps = { ...createAppDeps(config, db.db), keyCache: opts.keyCache };
+  // As the server's API: the hot write paths on generic-plan connections (connectForRequests).
+  const hot = connect(inject('databaseUrl'), { max: 4, genericPlans: true });
+  const deps: AppDeps = { ...createAppDeps(config, db.db), hotDb: hot.db, keyCache: opts.keyCache };
   const app = await buildApp(
     deps,
     { rateLimitStore: opts.store ?? memoryStore(), logger: opts.logger },
@@ -62,7 +64,7 @@ export async function createTestApp(
     async close() {
       await runner?.stop();
       await app.close();
-      await db.close();
+      await Promise.all([db.close(), hot.close()]);
     },
   };
 }

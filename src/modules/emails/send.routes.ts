@@ -10,6 +10,7 @@ import { createSender, isNotPerformed } from './send.service.js';
 export async function sendRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const sender = createSender({
     db: deps.db,
+    hotDb: deps.hotDb,
     tokens: deps.tokens,
     publicUrl: deps.config.publicUrl,
     idempotencyTtlHours: deps.config.idempotencyTtlHours,

@@ -20,6 +20,8 @@ import { MAX_MESSAGE_BYTES, parseMailbox, type SendBody } from './send.schema.js
 
 export interface SendDeps {
   db: Kysely<Database>;
+  /** Where the checks and batches of each request run (generic-plan connections: AppDeps.hotDb); unset: `db`. */
+  hotDb?: Kysely<Database>;
   tokens: Tokens;
   publicUrl: string;
   idempotencyTtlHours: number;
@@ -147,6 +149,7 @@ export interface Sender {
  * commit per WAL flush. A batch that fails is rerun request by request.
  */
 export function createSender(deps: SendDeps): Sender {
+  const hot = deps.hotDb ?? deps.db;
   const batcher = new GroupCommit<SendItem, SendResult>({
     maxBatchSize: 32,
     maxWaitMs: 2,
@@ -159,11 +162,11 @@ export function createSender(deps: SendDeps): Sender {
       ...(item.claim ? [`key:${item.claim.key}`] : []),
       ...(item.attachments.length > 0 || item.body.length > LARGE_BYTES ? ['large'] : []),
     ],
-    run: (projectId, items) => deps.db.transaction().execute((trx) => writeBatch(deps, trx, projectId, items)),
+    run: (projectId, items) => hot.transaction().execute((trx) => writeBatch(deps, trx, projectId, items)),
   });
   return {
     async send(input) {
-      const item = await prepare(deps.db, input);
+      const item = await prepare(hot, input);
       try {
         return await batcher.submit(item);
       } catch (err) {

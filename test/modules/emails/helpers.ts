@@ -52,7 +52,9 @@ export async function createSendTestApp(opts: { env?: Record<string, string> } =
   const db = connect(databaseUrl(name), { max: 10 });
   await migrateToLatest(db.db, db.pool);
   const config = loadConfig({ DATABASE_URL: databaseUrl(name), SECRET: TEST_SECRET, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000000', ...opts.env });
-  const deps = createAppDeps(config, db.db);
+  // As the server's API: POST /v1/send on generic-plan connections (connectForRequests' `hot`).
+  const hot = connect(databaseUrl(name), { max: 4, genericPlans: true });
+  const deps = { ...createAppDeps(config, db.db), hotDb: hot.db };
   const app = await buildApp(deps, { rateLimitStore: memoryStore() });
   await app.ready();
   const runners: Runner[] = [];
@@ -84,7 +86,7 @@ export async function createSendTestApp(opts: { env?: Record<string, string> } =
       for (const r of runners) await r.stop().catch(() => undefined);
       await app.close();
       await deps.mail.close();
-      await db.close();
+      await Promise.all([db.close(), hot.close()]);
       await sql`DROP DATABASE IF EXISTS ${sql.id(name)} WITH (FORCE)`.execute(admin.db);
       await admin.close();
     },
