@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, envelope, ErrorCode } from './errors.js';
 
@@ -88,27 +88,64 @@ function closeAfterAnswer(raw: IncomingMessage, answer: NodeJS.EventEmitter): vo
   });
 }
 
+/** A request whose headers say it has no body (no Content-Length, or 0, and no Transfer-Encoding). */
+const hasNoBody = (raw: IncomingMessage) =>
+  raw.headers['transfer-encoding'] === undefined && (raw.headers['content-length'] === undefined || raw.headers['content-length'] === '0');
+
+/**
+ * Runs the callbacks queued during this turn of the event loop once the reads of this turn have
+ * been handled (one setImmediate for all of them). The hooks before preParsing run as soon as
+ * the request's headers are parsed, before Node's HTTP parser goes on with the rest of the same
+ * read: a small body that came with its headers is complete by then.
+ */
+function afterThisRead(): (run: () => void) => void {
+  let queued: (() => void)[] = [];
+  const drain = () => {
+    const runs = queued;
+    queued = [];
+    for (const run of runs) run();
+  };
+  return (run) => {
+    if (queued.length === 0) setImmediate(drain);
+    queued.push(run);
+  };
+}
+
 /**
  * Every request body must arrive within its route's deadline (`bodyMs`, or `uploadMs` for
  * `config.bodyTimeout: 'upload'`), counted from when the request is routed. A late body is
  * answered 408 REQUEST_TIMEOUT and the connection closed; the timer costs nothing once the
  * body is complete. Nothing here holds a database connection: see docs/operations.md.
+ *
+ * A body that is complete once the read that brought its headers is handled (nearly every API
+ * call) goes to the parser as it is: no timer, no wrapper stream (at /v1/track's rate they were
+ * a few percent of the API's CPU, docs/performance.md). The others, and every upload (whose
+ * route reads `request.bodyDeadline`), get the deadline.
  */
 export const bodyTimeoutPlugin = fp(
   async (app: FastifyInstance, opts: BodyTimeouts) => {
     app.decorateRequest('bodyDeadline', undefined);
-    app.addHook('preParsing', async (request, reply, payload) => {
-      if (request.raw.complete) return payload; // no body, or all of it is already here
-      const ms = request.routeOptions.config.bodyTimeout === 'upload' ? opts.uploadMs : opts.bodyMs;
+    const later = afterThisRead();
+    const withDeadline = (request: FastifyRequest, reply: FastifyReply, payload: Readable, ms: number): Readable => {
       const controller = new AbortController();
-      const timer = setTimeout(() => {
-        if (request.raw.complete) return;
-        closeAfterAnswer(request.raw, reply.raw);
-        controller.abort(requestTimeout(ms));
-      }, ms);
+      const timer = setTimeout(
+        () => {
+          if (request.raw.complete) return;
+          closeAfterAnswer(request.raw, reply.raw);
+          controller.abort(requestTimeout(ms));
+        },
+        // From when the request was routed, whatever the wait for the read took.
+        Math.max(0, ms - reply.elapsedTime),
+      );
       reply.raw.once('close', () => clearTimeout(timer));
       request.bodyDeadline = controller.signal;
       return new DeadlineBody(payload, controller.signal);
+    };
+    app.addHook('preParsing', (request, reply, payload, done) => {
+      const raw = request.raw;
+      if (raw.complete || hasNoBody(raw)) return done(null, payload);
+      if (request.routeOptions.config.bodyTimeout === 'upload') return done(null, withDeadline(request, reply, payload, opts.uploadMs));
+      later(() => done(null, raw.complete ? payload : withDeadline(request, reply, payload, opts.bodyMs)));
     });
   },
   { name: 'body-timeout' },
