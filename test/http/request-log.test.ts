@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDACT } from '../../src/app.js';
-import { REDACTED, redactUrl } from '../../src/http/request-log.js';
+import { REDACTED, redactUrl, RequestLogger, requestLoggerFactory } from '../../src/http/request-log.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { bearer, newProject, type TestProject } from '../helpers/accounts.js';
 
@@ -85,5 +85,68 @@ describe('request logs', () => {
     });
     expect(typeof mine[0]?.responseTime).toBe('number');
     if (typeof requestId === 'string') expect(mine[0]?.requestId).toBe(requestId);
+  });
+});
+
+describe('RequestLogger (each request’s logger, without a pino child per request)', () => {
+  /** A pino logger writing into `lines`, configured as the server's (redaction included). */
+  function capture() {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+        done();
+      },
+    });
+    return { lines, log: pino({ level: 'info', redact: REDACT }, sink) };
+  }
+  const withoutTime = (line: Record<string, unknown> | undefined) => {
+    const { time: _time, ...rest } = line ?? {};
+    return rest;
+  };
+
+  it('writes the lines a pino child with the same bindings writes, byte for byte but the time', () => {
+    const lazy = capture();
+    const real = capture();
+    const bindings = { requestId: 'r-1' };
+    const logger = new RequestLogger(lazy.log, bindings).child({ projectId: 'p-1' });
+    const child = real.log.child(bindings).child({ projectId: 'p-1' });
+    const err = new Error('boom');
+    for (const l of [logger, child]) {
+      l.info({ res: { statusCode: 200 }, responseTime: 1.5, user: { password: 'hunter2' } }, 'request completed');
+      l.error({ err }, 'request failed');
+      l.warn(err);
+      l.info('bare %s', 'message');
+      l.debug({ hidden: true }, 'below the level');
+    }
+    expect(lazy.lines).toHaveLength(4);
+    expect(lazy.lines.map(withoutTime)).toEqual(real.lines.map(withoutTime));
+    expect(lazy.lines[0]).toMatchObject({ requestId: 'r-1', projectId: 'p-1', msg: 'request completed', user: { password: '[Redacted]' } });
+    expect(Object.keys(lazy.lines[0] ?? {})).toEqual(Object.keys(real.lines[0] ?? {}));
+  });
+
+  it('makes no pino child for a line with an object, nor for a disabled level; one for an Error', () => {
+    const { log } = capture();
+    let children = 0;
+    const counting = Object.assign(Object.create(log) as typeof log, {
+      child: (...args: Parameters<typeof log.child>) => {
+        children++;
+        return log.child(...args);
+      },
+    });
+    const logger = requestLoggerFactory(counting, { requestId: 'r-2' }, {}).child({ projectId: 'p-2' });
+    logger.info({ responseTime: 1 }, 'request completed');
+    logger.debug({ a: 1 }, 'incoming request');
+    expect(children).toBe(0);
+    logger.error(new Error('x'));
+    logger.error(new Error('y'));
+    expect(children).toBe(1);
+  });
+
+  it('a child with options of its own is a real pino child', () => {
+    const { log } = capture();
+    const logger = requestLoggerFactory(log, { requestId: 'r-3' }, { level: 'debug' });
+    expect(logger).not.toBeInstanceOf(RequestLogger);
+    expect(logger.level).toBe('debug');
   });
 });
