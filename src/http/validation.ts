@@ -87,6 +87,22 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
 };
 
 /**
+ * A route's validator compiler with a fast path for its body: `accept` returns the body's value
+ * when it is plainly valid, or undefined to let the route's schema judge it (and word the errors).
+ * `accept` must accept only bodies the schema accepts, with the value the schema returns.
+ */
+export function withBodyFastPath(accept: (body: unknown) => unknown): FastifySchemaCompiler<unknown> {
+  return (route) => {
+    const full = validatorCompiler(route);
+    if (route.httpPart !== 'body') return full;
+    return (data) => {
+      const value = accept(data);
+      return value === undefined ? full(data) : { value };
+    };
+  };
+}
+
+/**
  * Maps fastify/zod validation errors onto the envelope's `errors[]` (routes validated by
  * another compiler than ours). With the validated `input`, a missing field reads "Required".
  */

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { validatorCompiler } from '../../../src/http/validation.js';
+import { TrackBody } from '../../../src/modules/events/events.schema.js';
+import { acceptTrackBody } from '../../../src/modules/events/track.accept.js';
+
+/**
+ * POST /v1/track's fast path (track.accept.ts) against the route's full validation (TrackBody and
+ * the unknown-field check, as the route compiles them): over a corpus of valid and invalid bodies,
+ * whatever the fast path accepts the schema accepts with the same value, and every body the schema
+ * accepts is taken by the fast path (the common case never pays for zod).
+ */
+const full = validatorCompiler({ schema: TrackBody, httpPart: 'body', method: 'POST', url: '/v1/track' }) as (data: unknown) => { value?: unknown; error?: unknown };
+
+const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+const ABSENT = Symbol('absent');
+
+const EMAILS: unknown[] = [
+  'ada@example.com',
+  'Ada.Lovelace+tag@Example.CO.uk',
+  "o'brien@example.com",
+  ' ada@example.com',
+  'ada@example',
+  'ada@@example.com',
+  'ada.@example.com',
+  'ada@exa_mple.com',
+  'ädä@example.com',
+  `${'a'.repeat(300)}@example.com`,
+  '',
+  5,
+  null,
+  ABSENT,
+];
+const EVENTS: unknown[] = [
+  'signed_up',
+  'page-view',
+  'émoji 🎉',
+  'x'.repeat(255),
+  'x'.repeat(256),
+  '',
+  '   ',
+  'email.sent',
+  ' Email.Opened',
+  'contact.subscribed',
+  'contact.updated',
+  'segment.vip.entry',
+  'segment..exit',
+  'a\u0000b',
+  5,
+  null,
+  ABSENT,
+];
+const SUBSCRIBED: unknown[] = [ABSENT, true, false, null, 'true', 1];
+const DATA: unknown[] = [
+  ABSENT,
+  {},
+  { plan: 'pro', visits: 3, source: null, order: { value: 'o-1', persistent: false } },
+  { n: -0.5, big: 1e308, yes: true, empty: '' },
+  { t: { value: null, persistent: true } },
+  { email: 'x@example.com', id: 7 },
+  { constructor: 1, toString: 'x' },
+  null,
+  [],
+  'plan',
+  { t: { value: 'x' } },
+  { t: { value: 'x', persistent: 'no' } },
+  { t: { value: 'x', persistent: false, extra: 1 } },
+  { t: { value: {}, persistent: false } },
+  { t: { value: [1], persistent: false } },
+  { o: { a: 1 } },
+  { a: [1] },
+  { '': 1 },
+  { ['k'.repeat(100)]: 1 },
+  { ['k'.repeat(101)]: 1 },
+  { s: 'x'.repeat(10_000) },
+  { s: 'x'.repeat(10_001) },
+  { t: { value: 'x'.repeat(10_001), persistent: false } },
+  { 'a\u0000': 1 },
+  { a: 'x\u0000' },
+  { t: { value: 'x\u0000', persistent: false } },
+  many(200),
+  many(201),
+  Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`s${i}`, 'y'.repeat(9_999)])),
+];
+const EXTRA: Record<string, unknown>[] = [{}, { emial: 'x' }, { Event: 'x' }, { data2: {} }];
+
+function body(email: unknown, event: unknown, subscribed: unknown, data: unknown, extra: Record<string, unknown>): unknown {
+  const b: Record<string, unknown> = { ...extra };
+  if (email !== ABSENT) b.email = email;
+  if (event !== ABSENT) b.event = event;
+  if (subscribed !== ABSENT) b.subscribed = subscribed;
+  if (data !== ABSENT) b.data = data;
+  // As the route receives it: parsed JSON.
+  return JSON.parse(JSON.stringify(b));
+}
+
+/** Every field varied alone from a valid body, and a seeded sample of combinations. */
+function corpus(): unknown[] {
+  const bodies: unknown[] = [null, [], 'text', 5, true];
+  for (const e of EMAILS) bodies.push(body(e, 'signed_up', ABSENT, ABSENT, {}));
+  for (const e of EVENTS) bodies.push(body('ada@example.com', e, ABSENT, ABSENT, {}));
+  for (const s of SUBSCRIBED) bodies.push(body('ada@example.com', 'signed_up', s, ABSENT, {}));
+  for (const d of DATA) bodies.push(body('ada@example.com', 'signed_up', ABSENT, d, {}));
+  for (const x of EXTRA) bodies.push(body('ada@example.com', 'signed_up', ABSENT, ABSENT, x));
+  let seed = 42;
+  const pick = <T,>(list: readonly T[]): T => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return list[seed % list.length] as T;
+  };
+  for (let i = 0; i < 3000; i++) bodies.push(body(pick(EMAILS), pick(EVENTS), pick(SUBSCRIBED), pick(DATA), pick(EXTRA)));
+  // Combinations of valid values only (the pools start with them).
+  for (let i = 0; i < 500; i++) bodies.push(body(pick(EMAILS.slice(0, 3)), pick(EVENTS.slice(0, 4)), pick(SUBSCRIBED.slice(0, 3)), pick(DATA.slice(0, 7)), {}));
+  return bodies;
+}
+
+describe('acceptTrackBody (the fast path of /v1/track validation)', () => {
+  const bodies = corpus();
+
+  it('accepts only what TrackBody accepts, with the value TrackBody returns', () => {
+    let accepted = 0;
+    for (const b of bodies) {
+      const fast = acceptTrackBody(b);
+      if (fast === undefined) continue;
+      accepted++;
+      const judged = full(b);
+      expect(judged.error, JSON.stringify(b).slice(0, 300)).toBeUndefined();
+      expect(fast).toEqual(judged.value);
+    }
+    expect(accepted).toBeGreaterThan(500);
+  });
+
+  it('takes every body TrackBody accepts in the corpus (valid calls never pay for zod)', () => {
+    const missed = bodies.filter((b) => full(b).error === undefined && acceptTrackBody(b) === undefined);
+    expect(missed.map((b) => JSON.stringify(b).slice(0, 200))).toEqual([]);
+  });
+
+  it('takes the calls bench/track.mjs sends', () => {
+    const call = { email: 'user7@example.com', event: 'page-view', data: { plan: 'pro', visits: 7, source: null, order: { value: 'o-7', persistent: false } } };
+    expect(acceptTrackBody(JSON.parse(JSON.stringify(call)))).toEqual(call);
+  });
+});
