@@ -41,8 +41,9 @@ export function answerOptions(reply: FastifyReply, at: MethodsAt): FastifyReply 
  */
 export const corsPlugin = fp(
   async (app: FastifyInstance) => {
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', (request, reply, done) => {
       if (request.routeOptions.config.auth === AuthMode.public) allowAnyOrigin(reply);
+      done();
     });
   },
   { name: 'cors' },

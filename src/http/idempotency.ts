@@ -103,11 +103,9 @@ export const idempotencyPlugin = fp(
   async (app: FastifyInstance, opts: Options) => {
     app.decorateRequest('idempotency', undefined);
 
-    app.addHook('preHandler', async (request) => {
-      if (!request.routeOptions.config.idempotent || !request.project) return;
-      const key = readKey(request);
-      if (key === undefined) return;
-      const projectId = request.project.id;
+    /** A live key is answered 409; a free one becomes the claim the handler makes in its transaction. */
+    const lookUp = async (request: FastifyRequest, project: { id: string }, key: string): Promise<void> => {
+      const projectId = project.id;
       const live = await opts.db
         .selectFrom('idempotency_keys')
         .select('key')
@@ -128,30 +126,40 @@ export const idempotencyPlugin = fp(
           this.claimed = true;
         },
       };
+    };
+    // Callback hooks (here and below): a request without a key (nearly all) makes no promise.
+    app.addHook('preHandler', (request, _reply, done) => {
+      if (!request.routeOptions.config.idempotent || !request.project) return done();
+      let key: string | undefined;
+      try {
+        key = readKey(request);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (key === undefined) return done();
+      lookUp(request, request.project, key).then(() => done(), done);
     });
 
     // A 503 for want of a free database connection: the transaction of the request never began
     // (a connection is taken when it begins), so nothing was performed and the key stays free
     // for the retry that Retry-After asks for. Not recorded like other 5xx answers.
-    app.addHook('onError', async (request, _reply, error) => {
+    app.addHook('onError', (request, _reply, error, done) => {
       if (error instanceof DatabaseBusyError && !request.idempotency?.claimed) request.idempotency = undefined;
+      done();
     });
 
     // Recorded before the answer leaves, so an immediate retry already finds the key.
-    app.addHook('onSend', async (request, reply, payload) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
       const idem = request.idempotency;
       const status = reply.statusCode;
-      if (!idem || !request.project || (status >= 400 && status < 500) || (idem.claimed && status < 500)) return payload;
-      try {
-        await insertKey(
-          opts.db,
-          { project_id: request.project.id, key: idem.key, method: request.method, path: requestPath(request), status_code: status },
-          opts.ttlHours,
-        );
-      } catch (err) {
-        request.log.error({ err }, 'could not record Idempotency-Key');
-      }
-      return payload;
+      if (!idem || !request.project || (status >= 400 && status < 500) || (idem.claimed && status < 500)) return done(null, payload);
+      insertKey(
+        opts.db,
+        { project_id: request.project.id, key: idem.key, method: request.method, path: requestPath(request), status_code: status },
+        opts.ttlHours,
+      )
+        .catch((err: unknown) => request.log.error({ err }, 'could not record Idempotency-Key'))
+        .then(() => done(null, payload), done);
     });
   },
   { name: 'idempotency', dependencies: ['auth'] },

@@ -7,8 +7,11 @@ const WINDOW_MS = 60_000;
 
 /** Counts hits of a key within the current fixed one-minute window. */
 export interface RateLimitStore {
-  /** Increments and returns the count for `key` in the window starting at `windowStart`. */
-  hit(key: string, windowStart: number): Promise<number>;
+  /**
+   * Increments and returns the count for `key` in the window starting at `windowStart`: at once
+   * when the store can (in memory: no promise per request), else once the store answers.
+   */
+  hit(key: string, windowStart: number): number | Promise<number>;
   close(): Promise<void>;
 }
 
@@ -17,7 +20,7 @@ export function memoryStore(): RateLimitStore {
   let window = 0;
   let counts = new Map<string, number>();
   return {
-    async hit(key, windowStart) {
+    hit(key, windowStart) {
       if (windowStart !== window) {
         window = windowStart;
         counts = new Map();
@@ -69,31 +72,40 @@ function setHeaders(reply: FastifyReply, limit: number, remaining: number, reset
  */
 export const rateLimitPlugin = fp(
   async (app: FastifyInstance, opts: { limit: number; ipLimit: number; store: RateLimitStore }) => {
-    app.addHook('onRequest', async (request, reply) => {
+    // A callback hook: with the memory store, no promise per request.
+    app.addHook('onRequest', (request, reply, done) => {
       const key = limitKey(request);
-      if (!key) return;
+      if (!key) return done();
       const byAddress = request.routeOptions.config.rateLimit === 'ip';
       const limit = byAddress ? opts.ipLimit : opts.limit;
       const now = Date.now();
       const windowStart = now - (now % WINDOW_MS);
       const resetSeconds = Math.ceil((windowStart + WINDOW_MS - now) / 1000);
-      let count: number;
-      try {
-        count = await opts.store.hit(key, windowStart);
-      } catch (err) {
+      const allowAnyway = (err: unknown) => {
         request.log.warn({ err }, 'rate-limit store unavailable; request allowed');
-        return;
-      }
-      setHeaders(reply, limit, limit - count, resetSeconds);
-      if (count > limit) {
+        done();
+      };
+      const judge = (count: number) => {
+        setHeaders(reply, limit, limit - count, resetSeconds);
+        if (count <= limit) return done();
         const message = byAddress
           ? `Too many sign-in requests from this address: the limit is ${limit} per minute`
           : `Rate limit of ${limit} requests per minute exceeded`;
-        throw new ApiError(429, ErrorCode.RATE_LIMIT_EXCEEDED, message, {
-          headers: { 'Retry-After': String(resetSeconds) },
-          suggestion: `Retry after ${resetSeconds} seconds`,
-        });
+        done(
+          new ApiError(429, ErrorCode.RATE_LIMIT_EXCEEDED, message, {
+            headers: { 'Retry-After': String(resetSeconds) },
+            suggestion: `Retry after ${resetSeconds} seconds`,
+          }),
+        );
+      };
+      let hit: number | Promise<number>;
+      try {
+        hit = opts.store.hit(key, windowStart);
+      } catch (err) {
+        return allowAnyway(err);
       }
+      if (typeof hit === 'number') return judge(hit);
+      hit.then(judge, allowAnyway);
     });
     app.addHook('onClose', async () => opts.store.close());
   },

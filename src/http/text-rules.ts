@@ -61,7 +61,31 @@ export function refusedTextErrors(input: unknown, root: string): FieldError[] {
   return errors;
 }
 
+/**
+ * Whether any string or object key of `input` is refused: the walk of {@link refusedTextErrors}
+ * without the field paths, so an acceptable body (nearly all of them) allocates no path string.
+ */
+export function hasRefusedText(input: unknown): boolean {
+  const stack: unknown[] = [input];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (refusedChar(value)) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+    } else if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        if (refusedChar(key)) return true;
+        stack.push((value as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
 function requestTextErrors(request: FastifyRequest): FieldError[] {
+  if (!hasRefusedText(request.params) && !hasRefusedText(request.query) && !hasRefusedText(request.body)) return [];
   return [
     ...refusedTextErrors(request.params, ''),
     ...refusedTextErrors(request.query, ''),
@@ -76,9 +100,10 @@ function requestTextErrors(request: FastifyRequest): FieldError[] {
  */
 export const textRulesPlugin = fp(
   async (app: FastifyInstance) => {
-    app.addHook('preValidation', async (request) => {
+    // A callback hook: no promise per request.
+    app.addHook('preValidation', (request, _reply, done) => {
       const errors = requestTextErrors(request);
-      if (errors.length > 0) throw validationError(errors.slice(0, MAX_REPORTED));
+      done(errors.length > 0 ? validationError(errors.slice(0, MAX_REPORTED)) : undefined);
     });
   },
   { name: 'text-rules' },
