@@ -4,13 +4,15 @@
 //   node bench/track.mjs                       # starts `npm start` on a temp DATA_DIR, 50 connections, 30 s
 //   node bench/track.mjs --duration 10 --connections 100 --emails 1000
 //   node bench/track.mjs --base http://127.0.0.1:8080 --key pk_… [--secret sk_…]   # a running server
+//   node bench/track.mjs --profile /tmp/prof   # the started server writes a CPU profile (node --cpu-prof) there at exit
+//   node bench/track.mjs --rate 1500            # offer 1,500 req/s at most (CPU per request at a fixed load: for A/B on a busy machine)
 //
 // Prints req/s, latency percentiles, non-2xx and errors, and the CPU seconds spent during the
 // measured run by the server's Node process and by its PostgreSQL processes (utime + stime from
 // /proc, children that exited included). With a started server it also checks that the number
 // of events in the database equals the number of 2xx answers (an accepted event is never lost).
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
@@ -35,6 +37,8 @@ const opts = {
   warmup: Number(arg('warmup', '5')),
   emails: Number(arg('emails', '10000')),
   logLevel: arg('log-level', 'info'),
+  profile: arg('profile', undefined),
+  rate: arg('rate', undefined),
 };
 const root = process.cwd();
 const sleep = (ms) => delay(ms);
@@ -45,7 +49,7 @@ const isServerNode = (p) => p.comm === 'node' && (p.cmdline.includes('scripts/st
 /** The server's Node pid and its postmaster pid (started server), or every postgres process (running one). */
 function cpuSnapshot(server) {
   if (server) {
-    const tree = descendants(server.npmPid);
+    const tree = processTree(server.npmPid);
     const node = tree.find(isServerNode);
     const postmaster = tree.find((p) => p.comm === 'postgres' && p.cmdline.includes(' -D '));
     const backends = postmaster ? descendants(postmaster.pid) : [];
@@ -61,13 +65,27 @@ function cpuSnapshot(server) {
   };
 }
 
+/**
+ * `npm start`, or with --profile the command of its script run by node itself with --cpu-prof
+ * (not accepted in NODE_OPTIONS), the same flags otherwise.
+ */
+function startCommand() {
+  if (!opts.profile) return ['npm', ['start']];
+  const script = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
+  const args = script.replace(/^exec\s+node\s+/, '').split(/\s+/);
+  return [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.profile)}`, ...args]];
+}
+
+/** The process started (npm, or node itself with --profile) and everything below it. */
+const processTree = (pid) => [...processes().filter((p) => p.pid === pid), ...descendants(pid)];
+
 async function startServer() {
   const tmp = mkdtempSync(path.join(tmpdir(), 'bench-track-'));
   chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as `postgres` and must reach its folder
   const port = await freePort();
   const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(tmp, 'data'), LOG_LEVEL: opts.logLevel, RATE_LIMIT_PER_MINUTE: '10000000' };
   for (const name of ['DATABASE_URL', 'ROLE', 'SECRET', 'PUBLIC_URL', 'REDIS_URL']) delete env[name];
-  const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(...startCommand(), { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -85,7 +103,7 @@ async function startServer() {
     npmPid: child.pid,
     async stop() {
       // SIGTERM to the server's Node process only: it drains, then stops its PostgreSQL.
-      const node = descendants(child.pid).find(isServerNode);
+      const node = processTree(child.pid).find(isServerNode);
       if (node) process.kill(node.pid, 'SIGTERM');
       const exited = new Promise((r) => child.once('exit', r));
       await Promise.race([exited, sleep(30_000)]);
@@ -121,6 +139,7 @@ function runAutocannon(base, key, seconds) {
     url: base,
     connections: opts.connections,
     duration: seconds,
+    ...(opts.rate && { overallRate: Number(opts.rate) }),
     requests: [
       {
         method: 'POST',
@@ -168,7 +187,7 @@ try {
   const eventsBefore = project.secret ? await settledCount(base, project.secret) : undefined;
   const cpuBefore = cpuSnapshot(server);
   const benchCpuBefore = process.cpuUsage();
-  console.log(`POST /v1/track: ${opts.connections} connections, ${opts.duration} s, ${opts.emails} distinct emails…`);
+  console.log(`POST /v1/track: ${opts.connections} connections, ${opts.duration} s, ${opts.emails} distinct emails${opts.rate ? `, at most ${opts.rate} req/s` : ''}…`);
   const r = await runAutocannon(base, project.public, opts.duration);
   const cpuAfter = cpuSnapshot(server);
   const benchCpu = process.cpuUsage(benchCpuBefore);
@@ -180,7 +199,8 @@ try {
 requests        ${total} in ${r.duration.toFixed(1)} s: ${(total / r.duration).toFixed(0)} req/s (2xx ${ok}, ${(ok / r.duration).toFixed(0)}/s)
 latency (ms)    p50 ${r.latency.p50}  p90 ${r.latency.p90}  p99 ${r.latency.p99}  max ${r.latency.max}  mean ${r.latency.average.toFixed(1)}
 failures        non-2xx ${r.non2xx} ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).filter(([s]) => !s.startsWith('2')).map(([s, v]) => [s, v.count])))}  errors ${r.errors}  timeouts ${r.timeouts}
-CPU seconds     server node ${cpu.node.toFixed(1)} s (${pct(cpu.node)})  postgres ${cpu.postgres.toFixed(1)} s (${pct(cpu.postgres)})  load generator ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s${server ? '' : '  (running server: postgres = every postgres process on the machine)'}`);
+CPU seconds     server node ${cpu.node.toFixed(1)} s (${pct(cpu.node)})  postgres ${cpu.postgres.toFixed(1)} s (${pct(cpu.postgres)})  load generator ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s${server ? '' : '  (running server: postgres = every postgres process on the machine)'}
+CPU per request server node ${((cpu.node / total) * 1000).toFixed(3)} ms  postgres ${((cpu.postgres / total) * 1000).toFixed(3)} ms`);
   if (eventsBefore !== undefined) {
     const recorded = (await settledCount(base, project.secret)) - eventsBefore;
     // Exactly one event per 2xx answer. The client stops at the deadline with up to one request
