@@ -99,8 +99,10 @@ export async function buildServer({ root = ROOT, force = false, log = () => {} }
       platform: 'node',
       // Keeps import attributes (`with { type: 'json' }`) and modern syntax as written.
       target: 'node20.19',
-      // Linked maps: read only when Node runs with --enable-source-maps.
+      // Linked maps: read only when Node runs with --enable-source-maps. Without the sources'
+      // text (src/ is beside dist/): smaller maps, the same file and line numbers.
       sourcemap: true,
+      sourcesContent: false,
       logLevel: 'warning',
     });
     writeFileSync(path.join(staging, STAMP_FILE), print);

@@ -16,6 +16,7 @@ if (!isFresh()) {
     process.exit(1);
   }
 }
-// Stack traces name src/*.ts lines (dist/ has linked maps): ~2 MB and ~1 µs more per stack read.
-process.setSourceMapsEnabled(true);
+// Stack traces name dist/*.js lines (one file per src/*.ts file, not minified). NODE_OPTIONS=
+// --enable-source-maps maps them to src/*.ts through dist/'s linked maps: 5–8 MB more at idle,
+// held for every loaded module (docs/performance.md "Memory").
 await import(pathToFileURL(path.join(ROOT, 'dist', 'server.js')).href);
