@@ -11,7 +11,7 @@ export type MailTransport =
 
 /**
  * `projectRate` (emails per second per project, per worker process) is read from SMTP_URL's
- * query, like the pool settings nodemailer reads from it (`maxConnections`, `rateLimit`…).
+ * query, beside the client's own settings (`maxConnections`, `rateLimit`…: smtp-url.ts).
  */
 function projectRate(smtpUrl: string): number | undefined {
   const value = new URL(smtpUrl).searchParams.get('projectRate');
