@@ -1,5 +1,6 @@
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
+import { buildMimeFast } from './mime-fast.js';
 
 /** An attachment as stored with the email (base64 content; `cid` makes it inline). */
 export interface MimeAttachment {
@@ -35,11 +36,17 @@ export interface MimeInput {
 const mailbox = (m: Mailbox): Mail.Address | string => (m.name ? { name: m.name, address: m.address } : m.address);
 
 /**
- * Builds the RFC 5322 message with nodemailer's MailComposer: multipart/alternative text and
- * HTML, inline images (attachments with a `cid`, referenced as `cid:` in the HTML) in
- * multipart/related, other attachments in multipart/mixed. Never reads files or URLs.
+ * Builds the RFC 5322 message: multipart/alternative text and HTML, inline images (attachments
+ * with a `cid`, referenced as `cid:` in the HTML) in multipart/related, other attachments in
+ * multipart/mixed. A message without attachments is written directly (mime-fast.ts, the common
+ * case of delivery); the others by nodemailer's MailComposer, which never reads files or URLs here.
  */
 export async function buildMime(input: MimeInput): Promise<Buffer> {
+  return buildMimeFast(input) ?? composeMime(input);
+}
+
+/** The message by nodemailer's MailComposer (every case, including the fast path's). */
+export async function composeMime(input: MimeInput): Promise<Buffer> {
   const headers: Mail.Headers = { ...input.headers };
   for (const [key, value] of Object.entries(input.preparedHeaders ?? {})) headers[key] = { prepared: true, value };
   const composer = new MailComposer({
