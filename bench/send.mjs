@@ -5,6 +5,8 @@
 //   node --import tsx bench/send.mjs --skip-accept            # delivery only
 //   node --import tsx bench/send.mjs --skip-deliver           # acceptance only
 //   node --import tsx bench/send.mjs --e2e [--e2e-emails 5000 --e2e-clients 32]   # (c) only
+//   … --pg-stats                       # pg_stat_statements of each phase (restarts PostgreSQL once)
+//   … --profile-worker DIR / --profile-api DIR   # V8 CPU profiles of the worker / API process
 //
 // Starts an SMTP sink (smtp-server, in this process) and the server as `ROLE=api` on a temp
 // DATA_DIR (embedded PostgreSQL) with SMTP_URL pointing at the sink, then:
@@ -41,6 +43,8 @@ const opts = {
   smtpQuery: arg('smtp-query', ''),
   /** Writes a V8 CPU profile of the worker process into this folder. */
   profileWorker: arg('profile-worker', undefined),
+  /** Writes a V8 CPU profile of the API process into this folder (at its stop). */
+  profileApi: arg('profile-api', undefined),
   accept: !flag('skip-accept') && !flag('e2e'),
   deliver: !flag('skip-deliver') && !flag('e2e'),
   e2e: flag('e2e'),
@@ -215,7 +219,8 @@ async function endToEndPhase(ctx) {
     CPU seconds     api node ${cpu.api.toFixed(1)} s  worker node ${cpu.worker.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s  sink+clients ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
 }
 
-await withDeliveryBench({ name: 'send', smtpQuery: opts.smtpQuery, pgStats: opts.pgStats }, async (ctx) => {
+const apiNodeArgs = opts.profileApi ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileApi}`] : [];
+await withDeliveryBench({ name: 'send', smtpQuery: opts.smtpQuery, pgStats: opts.pgStats, apiNodeArgs }, async (ctx) => {
   if (opts.deliver) await deliveryPhase(ctx);
   if (opts.accept) await acceptancePhase(ctx);
   if (opts.e2e) await endToEndPhase(ctx);

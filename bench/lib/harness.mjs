@@ -23,9 +23,16 @@ const fetch = globalThis.fetch;
 /** CPU seconds of the PostgreSQL started by the API process (postmaster, its reaped children, live backends). */
 export const postgresCpu = postgresCpuBelow;
 
-/** Spawns `node --import tsx src/server.ts` with `env`; resolves once `readyPattern` is logged. */
+/**
+ * What `npm start` runs (package.json `start`: the compiled server, rebuilt first when src/
+ * changed), without npm: `node <its flags> scripts/start.mjs`.
+ */
+const START_WORDS = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
+const START_ARGS = START_WORDS.slice(START_WORDS.indexOf('node') + 1);
+
+/** Spawns the server as `npm start` runs it, with `env`; resolves once `readyPattern` is logged. */
 export async function spawnServer(env, readyPattern, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, ...START_ARGS], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c) => (out = (out + c).slice(-200_000)));
   const deadline = Date.now() + 120_000;
@@ -75,7 +82,7 @@ export async function addVerifiedDomain(client, projectId, domain) {
  * project with a verified sender domain whose DKIM record the DNS server publishes. Runs
  * `phase(ctx)`, then tears everything down, temp folder included.
  */
-export async function withDeliveryBench({ name, smtpQuery, keepRaw = true, pgStats = false }, phase) {
+export async function withDeliveryBench({ name, smtpQuery, keepRaw = true, pgStats = false, apiNodeArgs = [] }, phase) {
   const tmp = mkdtempSync(path.join(tmpdir(), `bench-${name}-`));
   chmodSync(tmp, 0o755);
   const sink = await startSmtpSink({ keepRaw });
@@ -90,7 +97,7 @@ export async function withDeliveryBench({ name, smtpQuery, keepRaw = true, pgSta
   let api;
   let client;
   try {
-    api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
+    api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/, apiNodeArgs);
     let databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
     client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
@@ -101,7 +108,7 @@ export async function withDeliveryBench({ name, smtpQuery, keepRaw = true, pgSta
       await client.query(`ALTER SYSTEM SET pg_stat_statements.track_planning = on`);
       await client.end();
       await api.stop();
-      api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/);
+      api = await spawnServer({ ...env, ROLE: 'api' }, /ready: API/, apiNodeArgs);
       databaseUrl = readFileSync(path.join(env.DATA_DIR, 'postgres.url'), 'utf8').trim();
       client = new pg.Client({ connectionString: databaseUrl });
       await client.connect();
