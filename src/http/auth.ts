@@ -5,7 +5,7 @@ import type { Database, ProjectRole } from '../db/schema.js';
 import { PUBLIC_KEY_PREFIX, SECRET_KEY_PREFIX } from '../lib/keys.js';
 import { isUuid } from '../lib/uuid.js';
 import { ApiError, ErrorCode, forbidden, notFound } from './errors.js';
-import { AuthMode, type ProjectContext, Roles } from './context.js';
+import { AuthMode, type ProjectContext, Roles, routeConfig } from './context.js';
 import type { KeyCache } from './key-cache.js';
 import { SESSION_COOKIE, type SessionClaims, type Sessions } from './session.js';
 
@@ -141,7 +141,7 @@ interface AuthOptions {
 }
 
 async function authenticate({ db, sessions, keyCache }: AuthOptions, request: FastifyRequest): Promise<void> {
-  const mode = request.routeOptions.config.auth ?? AuthMode.secret;
+  const mode = routeConfig(request).auth ?? AuthMode.secret;
   if (mode === AuthMode.none || request.is404) return;
 
   const key = mode === AuthMode.user ? undefined : bearerToken(request);
@@ -159,7 +159,7 @@ async function authenticate({ db, sessions, keyCache }: AuthOptions, request: Fa
           : 'Missing API key: send "Authorization: Bearer <secret key (sk_…)>"',
       );
     }
-    const roles = request.routeOptions.config.roles;
+    const roles = routeConfig(request).roles;
     if (mode === AuthMode.user && roles) {
       request.project = await authenticateProjectUser(db, claims, request, roles);
     } else if (mode === AuthMode.user) {

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { routeConfig } from './context.js';
 import { ApiError, envelope, ErrorCode } from './errors.js';
 
 declare module 'fastify' {
@@ -144,7 +145,7 @@ export const bodyTimeoutPlugin = fp(
     app.addHook('preParsing', (request, reply, payload, done) => {
       const raw = request.raw;
       if (raw.complete || hasNoBody(raw)) return done(null, payload);
-      if (request.routeOptions.config.bodyTimeout === 'upload') return done(null, withDeadline(request, reply, payload, opts.uploadMs));
+      if (routeConfig(request).bodyTimeout === 'upload') return done(null, withDeadline(request, reply, payload, opts.uploadMs));
       later(() => done(null, raw.complete ? payload : withDeadline(request, reply, payload, opts.bodyMs)));
     });
   },

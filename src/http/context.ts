@@ -1,3 +1,4 @@
+import type { FastifyContextConfig, FastifyRequest } from 'fastify';
 import type { ProjectRole, TrackingMode } from '../db/schema.js';
 
 /** Who may call a route. Declared on every route as `config.auth`; default `secret`. */
@@ -59,4 +60,15 @@ declare module 'fastify' {
     project?: ProjectContext;
     user?: UserContext;
   }
+}
+
+const CONFIG = Symbol('route config');
+
+/**
+ * The route's `config`, read once per request: fastify's `request.routeOptions` builds a new
+ * 12-field object at every read, and the hooks read the config about six times per request.
+ */
+export function routeConfig(request: FastifyRequest): FastifyContextConfig {
+  const cached = request as FastifyRequest & { [CONFIG]?: FastifyContextConfig };
+  return (cached[CONFIG] ??= request.routeOptions.config);
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
-import { AuthMode } from './context.js';
+import { AuthMode, routeConfig } from './context.js';
 import type { MethodsAt } from './route-index.js';
 
 /** Request headers a web page may send to a public route (the key, JSON, idempotency). */
@@ -42,7 +42,7 @@ export function answerOptions(reply: FastifyReply, at: MethodsAt): FastifyReply 
 export const corsPlugin = fp(
   async (app: FastifyInstance) => {
     app.addHook('onRequest', (request, reply, done) => {
-      if (request.routeOptions.config.auth === AuthMode.public) allowAnyOrigin(reply);
+      if (routeConfig(request).auth === AuthMode.public) allowAnyOrigin(reply);
       done();
     });
   },

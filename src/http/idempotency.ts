@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DatabaseBusyError } from '../db/connection.js';
 import type { Database } from '../db/schema.js';
+import { routeConfig } from './context.js';
 import { ApiError, ErrorCode, validationError } from './errors.js';
 
 const HEADER = 'idempotency-key';
@@ -129,7 +130,7 @@ export const idempotencyPlugin = fp(
     };
     // Callback hooks (here and below): a request without a key (nearly all) makes no promise.
     app.addHook('preHandler', (request, _reply, done) => {
-      if (!request.routeOptions.config.idempotent || !request.project) return done();
+      if (!routeConfig(request).idempotent || !request.project) return done();
       let key: string | undefined;
       try {
         key = readKey(request);

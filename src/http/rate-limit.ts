@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
+import { routeConfig } from './context.js';
 import { ApiError, ErrorCode } from './errors.js';
 
 const WINDOW_MS = 60_000;
@@ -52,7 +53,7 @@ export function redisStore(url: string, onError: (err: unknown) => void): RateLi
 }
 
 function limitKey(request: FastifyRequest): string | undefined {
-  const mode = request.routeOptions.config.rateLimit;
+  const mode = routeConfig(request).rateLimit;
   if (mode === false) return undefined;
   if (mode === 'ip') return `ip:${request.ip}`;
   return request.project ? `project:${request.project.id}` : undefined;
@@ -76,7 +77,7 @@ export const rateLimitPlugin = fp(
     app.addHook('onRequest', (request, reply, done) => {
       const key = limitKey(request);
       if (!key) return done();
-      const byAddress = request.routeOptions.config.rateLimit === 'ip';
+      const byAddress = routeConfig(request).rateLimit === 'ip';
       const limit = byAddress ? opts.ipLimit : opts.limit;
       const now = Date.now();
       const windowStart = now - (now % WINDOW_MS);
