@@ -23,7 +23,7 @@ export interface AppDeps {
   readonly keyCache?: KeyCache;
   /**
    * Generic-plan connections for the fixed statements of hot write paths (connectForRequests'
-   * `hot`: POST /v1/send); unset: they run on `db`.
+   * `hot`: POST /v1/track and /v1/send); unset: they run on `db`.
    */
   readonly hotDb?: Kysely<Database>;
   /** Checks that the database answers (GET /health): on its own reserved connection in the server. */

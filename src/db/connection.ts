@@ -130,14 +130,17 @@ export interface RequestDb extends Db {
   ping(): Promise<void>;
   /**
    * A small pool of generic-plan connections (`genericPlans`) for the fixed statements of the
-   * hot write paths (POST /v1/send's checks and batches), which otherwise spend about as long
-   * being planned as running.
+   * hot write paths (the batches of POST /v1/track and /v1/send, /v1/send's checks), which
+   * otherwise spend about as long being planned as running.
    */
   readonly hot: Kysely<Database>;
 }
 
-/** Connections of the API's generic-plan pool (group-commit batches: at most 4 in flight, plus checks). */
-export const HOT_POOL_SIZE = 6;
+/**
+ * Connections of the API's generic-plan pool: the group-commit batches of /v1/track and /v1/send
+ * (at most 4 in flight each) and /v1/send's checks.
+ */
+export const HOT_POOL_SIZE = 10;
 
 /**
  * The pools of the HTTP API: requests wait at most {@link REQUEST_ACQUIRE_TIMEOUT_MS} for a

@@ -40,7 +40,8 @@ export const serializeTrackAnswer = ({ data }: TrackResponse): string =>
  * session). Both share one per-process group-commit batcher, drained when the app closes.
  */
 export async function trackRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  const tracker = createTracker(deps.db, {
+  // The batches' statements on generic-plan connections (AppDeps.hotDb): planned once, not per batch.
+  const tracker = createTracker(deps.hotDb ?? deps.db, {
     ttlHours: deps.config.idempotencyTtlHours,
     batch: {
       onBatchError: (err, info) => app.log.warn({ err, ...info }, 'track batch failed; retrying its calls one by one'),
