@@ -1,7 +1,13 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailTransport } from '../../src/mail/transports/index.js';
 import { classifySmtpError, createSmtpTransport, SMTP_POOL_DEFAULTS, SmtpError, smtpPoolOptions, type SmtpTransport } from '../../src/mail/transports/smtp.js';
-import { freePort } from '../helpers/process.js';
+import { freePort, PROJECT_ROOT } from '../helpers/process.js';
 import { type Relay, startRelay, startScriptedRelay } from '../helpers/smtp-relays.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
@@ -353,6 +359,34 @@ describe('SMTP client protocol', () => {
     const err = await withTransport(hidden.url, (smtp) => smtp.send(message('jörg@example.com'), env('jörg@example.com')).catch((e: unknown) => e));
     expect(err).toMatchObject({ permanent: true, message: expect.stringMatching(/^EENVELOPE: .*SMTPUTF8/) });
   });
+
+  it('an idle connection does not keep the process alive (a script that never calls close() exits)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'smtp-idle-'));
+    const script = path.join(dir, 'idle.mts');
+    const module = pathToFileURL(path.join(PROJECT_ROOT, 'src/mail/transports/smtp.ts')).href;
+    writeFileSync(
+      script,
+      `import { createSmtpTransport } from '${module}';\n` +
+        `const smtp = createSmtpTransport('${sink.url}');\n` +
+        `await smtp.send(Buffer.from('Subject: idle\\r\\n\\r\\nbody\\r\\n'), { from: 'a@sender.example', to: 'idle-process@example.com' });\n` +
+        `console.log('sent');\n`,
+    );
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      // The socket timeout (60 s) is the only other thing that would end it.
+      const code = await new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => (child.kill('SIGKILL'), resolve(null)), 30_000);
+        child.on('exit', (c) => (clearTimeout(timer), resolve(c)));
+      });
+      expect(out.trim()).toBe('sent');
+      expect(code).toBe(0);
+      expect(sink.messagesTo('idle-process@example.com')).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 40_000);
 
   it('refuses an SMTP_URL parameter it does not know, naming the supported ones', () => {
     expect(() => createSmtpTransport(`${sink.url}?pool=true&maxConnections=2`)).toThrow(/unknown query parameter "pool"; supported: maxConnections, .*tls\.rejectUnauthorized.*projectRate/);
