@@ -104,7 +104,16 @@ function afterThisRead(): (run: () => void) => void {
   const drain = () => {
     const runs = queued;
     queued = [];
-    for (const run of runs) run();
+    for (const run of runs) {
+      try {
+        run();
+      } catch (err) {
+        // Thrown as it would have been without the queue, after the others had their turn.
+        process.nextTick(() => {
+          throw err;
+        });
+      }
+    }
   };
   return (run) => {
     if (queued.length === 0) setImmediate(drain);
