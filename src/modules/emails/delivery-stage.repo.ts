@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { compiledStatement } from './compiled-statement.js';
 
 /**
  * The end-of-data stage of an SMTP attempt (docs/sending.md "Exactly once"): committed right
@@ -12,13 +13,19 @@ import type { Database } from '../../db/schema.js';
  * took it over): its dot must then not go out.
  */
 export async function markEndOfData(db: Kysely<Database>, stages: readonly { emailId: string; attempt: number }[]): Promise<Set<string>> {
-  const { rows } = await sql<{ id: string }>`
-    UPDATE emails e SET end_of_data_at = now()
-    FROM unnest(${stages.map((s) => s.emailId)}::uuid[], ${stages.map((s) => s.attempt)}::int[]) AS t(id, attempt)
-    WHERE e.id = t.id AND e.status = 'SENDING' AND e.attempts = t.attempt
-    RETURNING e.id`.execute(db);
+  const { rows } = await db.executeQuery(markEndOfDataStatement(db, stages.map((s) => s.emailId), stages.map((s) => s.attempt)));
   return new Set(rows.map((r) => r.id));
 }
+
+// Compiled once (compiled-statement.ts): it runs at every batch of deliveries.
+const markEndOfDataStatement = compiledStatement(
+  (db, ids: readonly string[], attempts: readonly number[]) => sql<{ id: string }>`
+    UPDATE emails e SET end_of_data_at = now()
+    FROM unnest(${ids}::uuid[], ${attempts}::int[]) AS t(id, attempt)
+    WHERE e.id = t.id AND e.status = 'SENDING' AND e.attempts = t.attempt
+    RETURNING e.id`.compile(db),
+  2,
+);
 
 /**
  * SENDING without the end-of-data stage → PENDING with `note`: the interrupted attempt never

@@ -2,6 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, EmailRow, EmailSource, EmailStatus, EmailType, StoredAttachment, SYSTEM_SOURCE, TrackingMode } from '../../db/schema.js';
 import { Tasks } from '../../jobs/queue.js';
 import { suppressionNoteSql } from '../suppressions/index.js';
+import { compiledStatement } from './compiled-statement.js';
 import { STATUS_EVENT } from './status.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -174,9 +175,15 @@ type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveryRead>['execute']
  * deliveries: delivery/batches.ts). Unknown ids are absent from the map.
  */
 export async function findEmailsForDelivery(db: Db, emailIds: readonly string[]): Promise<Map<string, DeliveryEmail>> {
-  const rows = await deliveryRead(db).where('e.id', '=', sql<string>`any(${emailIds}::uuid[])`).execute();
+  const { rows } = await db.executeQuery(deliveryReadById(db, emailIds));
   return new Map(rows.map((r) => [r.id, toDeliveryEmail(r)]));
 }
+
+// Compiled once (compiled-statement.ts): it runs at every batch of deliveries.
+const deliveryReadById = compiledStatement(
+  (db, emailIds: readonly string[]) => deliveryRead(db).where('e.id', '=', sql<string>`any(${emailIds}::uuid[])`).compile(),
+  1,
+);
 
 function toDeliveryEmail(r: DeliveryRow): DeliveryEmail {
   const recipient: CampaignRecipient | undefined =
@@ -233,15 +240,21 @@ export async function findAttachments(db: Db, attachmentSetId: string): Promise<
  * when it was not PENDING. Rows are locked in id order (the index scan of `= any`).
  */
 export async function markSending(db: Kysely<Database>, emailIds: readonly string[]): Promise<Map<string, number>> {
-  const rows = await db
-    .updateTable('emails')
-    .set({ status: 'SENDING', attempts: sql`attempts + 1`, end_of_data_at: null, updated_at: sql`now()` })
-    .where('id', '=', sql<string>`any(${emailIds}::uuid[])`)
-    .where('status', '=', 'PENDING')
-    .returning(['id', 'attempts'])
-    .execute();
+  const { rows } = await db.executeQuery(markSendingStatement(db, emailIds));
   return new Map(rows.map((r) => [r.id, r.attempts]));
 }
+
+const markSendingStatement = compiledStatement(
+  (db, emailIds: readonly string[]) =>
+    db
+      .updateTable('emails')
+      .set({ status: 'SENDING', attempts: sql`attempts + 1`, end_of_data_at: null, updated_at: sql`now()` })
+      .where('id', '=', sql<string>`any(${emailIds}::uuid[])`)
+      .where('status', '=', 'PENDING')
+      .returning(['id', 'attempts'])
+      .compile(),
+  1,
+);
 
 /** PENDING → CANCELLED with the reason (never delivered); false when it was not PENDING any more. */
 export async function markCancelled(db: Kysely<Database>, emailId: string, error: string): Promise<boolean> {
@@ -302,12 +315,40 @@ export interface SentMark {
  */
 export async function markSent(db: Kysely<Database>, marks: readonly SentMark[]): Promise<Set<string>> {
   if (marks.length === 0) return new Set();
-  const { rows } = await sql<{ id: string }>`
+  const { rows } = await db.executeQuery(
+    markSentStatement(
+      db,
+      marks.map((m) => m.emailId),
+      marks.map((m) => m.messageId),
+      marks.map((m) => m.note !== undefined),
+      marks.map((m) => m.note ?? null),
+      marks.map((m) => m.unconfirmed ?? false),
+      marks.map((m) => m.subject !== undefined),
+      marks.map((m) => m.subject ?? null),
+    ),
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+type Column<T> = readonly T[];
+
+// Compiled once (compiled-statement.ts): it runs at every batch of deliveries.
+const markSentStatement = compiledStatement(
+  (
+    db,
+    ids: Column<string>,
+    messageIds: Column<string>,
+    setNote: Column<boolean>,
+    notes: Column<string | null>,
+    unconfirmed: Column<boolean>,
+    setSubject: Column<boolean>,
+    subjects: Column<string | null>,
+  ) => sql<{ id: string }>`
     WITH input AS (
-      SELECT * FROM unnest(${marks.map((m) => m.emailId)}::uuid[], ${marks.map((m) => m.messageId)}::text[],
-                           ${marks.map((m) => m.note !== undefined)}::boolean[], ${marks.map((m) => m.note ?? null)}::text[],
-                           ${marks.map((m) => m.unconfirmed ?? false)}::boolean[],
-                           ${marks.map((m) => m.subject !== undefined)}::boolean[], ${marks.map((m) => m.subject ?? null)}::text[])
+      SELECT * FROM unnest(${ids}::uuid[], ${messageIds}::text[],
+                           ${setNote}::boolean[], ${notes}::text[],
+                           ${unconfirmed}::boolean[],
+                           ${setSubject}::boolean[], ${subjects}::text[])
         AS t(id, message_id, set_note, note, unconfirmed, set_subject, subject)
     ),
     before AS (
@@ -331,6 +372,6 @@ export async function markSent(db: Kysely<Database>, marks: readonly SentMark[])
       SELECT project_id, contact_id, ${STATUS_EVENT.SENT}, jsonb_build_object('emailId', id, 'messageId', message_id)
       FROM updated WHERE first AND contact_id IS NOT NULL
     )
-    SELECT id FROM updated`.execute(db);
-  return new Set(rows.map((r) => r.id));
-}
+    SELECT id FROM updated`.compile(db),
+  7,
+);
