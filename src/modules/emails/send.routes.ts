@@ -3,8 +3,20 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { requestPath } from '../../http/idempotency.js';
+import { withBodyFastPath } from '../../http/validation.js';
+import { acceptSendBody } from './send.accept.js';
 import { SEND_BODY_LIMIT, SendBody, SendResponse } from './send.schema.js';
 import { createSender, isNotPerformed } from './send.service.js';
+
+/**
+ * The 200 answer written field by field (what the zod serializer would keep of it, without
+ * checking the ids and timestamp it was just given: they come from the service).
+ */
+export const serializeSendAnswer = ({ data }: SendResponse): string =>
+  JSON.stringify({
+    success: true,
+    data: { emails: data.emails.map((e) => ({ contact: { id: e.contact.id, email: e.contact.email }, email: e.email })), timestamp: data.timestamp },
+  });
 
 /** POST /v1/send (secret key): answers once every email and its job are committed. */
 export async function sendRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -22,6 +34,8 @@ export async function sendRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   r.post('/v1/send', {
     bodyLimit: SEND_BODY_LIMIT,
     config: { idempotent: true },
+    validatorCompiler: withBodyFastPath(acceptSendBody),
+    serializerCompiler: () => serializeSendAnswer,
     schema: {
       tags: ['Sending'],
       summary: 'Send an email to one or more recipients (secret key)',

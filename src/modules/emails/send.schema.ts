@@ -44,6 +44,14 @@ const issue = (code: string, message: string, path: (string | number)[] = []) =>
   ({ code: 'custom', message, path, params: { code } }) as const;
 
 const EmailAddress = z.email();
+function patternOf(schema: z.ZodEmail): RegExp {
+  const pattern = (schema._zod.def as { pattern?: unknown }).pattern;
+  if (!(pattern instanceof RegExp) || pattern.global || pattern.sticky) throw new Error('z.email() has no plain pattern: update send.schema.ts');
+  return pattern;
+}
+const EMAIL_PATTERN = patternOf(EmailAddress);
+/** The pattern of `z.email()` itself (what it tests, without a parse): the two cannot disagree. */
+export const emailPattern = (): RegExp => EMAIL_PATTERN;
 
 /** `ada@example.com` or `Ada Lovelace <ada@example.com>` (`"Ada, L." <…>` too). Linear: no regex backtracking. */
 export function parseMailbox(value: string): { name?: string; email: string } | undefined {
@@ -59,7 +67,7 @@ export function parseMailbox(value: string): { name?: string; email: string } | 
     if (name.length >= 2 && name.startsWith('"') && name.endsWith('"')) name = name.slice(1, -1).trim();
     if (/["<>\r\n]/.test(name)) return undefined;
   }
-  if (email.length > 254 || !EmailAddress.safeParse(email).success) return undefined;
+  if (email.length > 254 || !EMAIL_PATTERN.test(email)) return undefined;
   return name ? { name, email } : { email };
 }
 

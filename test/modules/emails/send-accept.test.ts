@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import { validatorCompiler } from '../../../src/http/validation.js';
+import { acceptSendBody } from '../../../src/modules/emails/send.accept.js';
+import { SendBody } from '../../../src/modules/emails/send.schema.js';
+
+/**
+ * POST /v1/send's fast path (send.accept.ts) against the route's full validation (SendBody and the
+ * unknown-field check, as the route compiles them): over a corpus of valid and invalid bodies,
+ * whatever the fast path accepts the schema accepts with the same value, and every body of the
+ * fields it handles that the schema accepts is taken by the fast path (the common case never pays
+ * for zod).
+ */
+const full = validatorCompiler({ schema: SendBody, httpPart: 'body', method: 'POST', url: '/v1/send' }) as (data: unknown) => { value?: unknown; error?: unknown };
+
+const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+const ABSENT = Symbol('absent');
+const nested = (depth: number) => '<div>'.repeat(depth) + 'x' + '</div>'.repeat(depth);
+
+const MAILBOXES: unknown[] = [
+  'ada@example.com',
+  'Ada Lovelace <ada@example.com>',
+  '"Lovelace, Ada" <Ada.Lovelace+tag@Example.CO.uk>',
+  "o'brien@example.com",
+  ' ada@example.com ',
+  'Ada <ada@example.com',
+  'Ada <ada@example>',
+  'A"da <ada@example.com>',
+  '<ada@example.com>',
+  'ada@example',
+  'ada@@example.com',
+  'ada.@example.com',
+  'ädä@example.com',
+  `${'a'.repeat(250)}@example.com`,
+  `${'N'.repeat(500)} <ada@example.com>`,
+  '',
+  5,
+  null,
+  { email: 'ada@example.com' },
+  { email: 'ada@example.com', name: 'Ada' },
+  { email: 'nope' },
+];
+const TO: unknown[] = [
+  ...MAILBOXES,
+  ['ada@example.com'],
+  ['ada@example.com', 'Bob <bob@example.com>', 'ADA@example.com'],
+  Array.from({ length: 50 }, (_, i) => `u${i}@example.com`),
+  Array.from({ length: 51 }, (_, i) => `u${i}@example.com`),
+  [],
+  ['ada@example.com', 'nope'],
+  ['ada@example.com', { email: 'bob@example.com' }],
+  [null],
+  ABSENT,
+];
+const FROM: unknown[] = [...MAILBOXES, ABSENT];
+const SUBJECTS: unknown[] = ['Order {{order}} confirmed', 'x', 'é🎉'.repeat(100), 'x'.repeat(998), 'x'.repeat(999), '', 'a\nb', 'a\rb', 'a\u0000b', 5, null, ABSENT];
+const BODIES: unknown[] = [
+  '<p>Hello {{name ?? there}}</p>',
+  'plain text',
+  nested(10),
+  nested(500),
+  nested(2000),
+  '<div>'.repeat(3000),
+  '',
+  'a\u0000b',
+  5,
+  null,
+  ABSENT,
+];
+const SUBSCRIBED: unknown[] = [ABSENT, true, false, null, 'true', 1];
+const REPLY: unknown[] = [ABSENT, 'help@example.com', 'Help <help@example.com>', `${'a'.repeat(250)}@example.com`, 'nope', '', 5, null];
+const NAME: unknown[] = [ABSENT, 'Shop', '', 'x'.repeat(256), 'x'.repeat(257), 'a\nb', 'a\u0000b', 5, null];
+const TYPE: unknown[] = [ABSENT, 'html', 'markdown', null];
+const DATA: unknown[] = [
+  ABSENT,
+  {},
+  { name: 'Bench', order: { value: 'o-1', persistent: false } },
+  { plan: 'pro', visits: 3, source: null },
+  { n: -0.5, big: 1e308, yes: true, empty: '' },
+  { t: { value: null, persistent: true } },
+  { email: 'x@example.com', id: 7 },
+  { constructor: 1, toString: 'x' },
+  null,
+  [],
+  'plan',
+  { t: { value: 'x' } },
+  { t: { value: 'x', persistent: 'no' } },
+  { t: { value: 'x', persistent: false, extra: 1 } },
+  { t: { value: {}, persistent: false } },
+  { o: { a: 1 } },
+  { a: [1] },
+  { '': 1 },
+  { ['k'.repeat(100)]: 1 },
+  { ['k'.repeat(101)]: 1 },
+  { s: 'x'.repeat(10_000) },
+  { s: 'x'.repeat(10_001) },
+  { 'a\u0000': 1 },
+  { a: 'x\u0000' },
+  { t: { value: 'x\u0000', persistent: false } },
+  many(200),
+  many(201),
+  Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`s${i}`, 'y'.repeat(9_999)])),
+];
+/** Fields the fast path leaves to the schema, and unknown ones. */
+const EXTRA: Record<string, unknown>[] = [
+  {},
+  { template: '0b8f5f0e-2c1d-4c43-9a57-3c2a4f1d7e10' },
+  { headers: { 'X-Campaign': 'spring' } },
+  { attachments: [{ filename: 'a.txt', content: 'aGk=', contentType: 'text/plain' }] },
+  { sujbect: 'x' },
+  { To: 'x' },
+];
+
+const FIELDS = { to: TO, from: FROM, subject: SUBJECTS, body: BODIES, subscribed: SUBSCRIBED, reply: REPLY, name: NAME, type: TYPE, data: DATA } as const;
+type Field = keyof typeof FIELDS;
+const VALID: Record<Field, unknown> = { to: 'ada@example.com', from: 'Shop <orders@shop.example>', subject: 'Hi', body: '<p>Hi</p>', subscribed: ABSENT, reply: ABSENT, name: ABSENT, type: ABSENT, data: ABSENT };
+
+function body(fields: Record<Field, unknown>, extra: Record<string, unknown>): unknown {
+  const b: Record<string, unknown> = { ...extra };
+  for (const [k, v] of Object.entries(fields)) if (v !== ABSENT) b[k] = v;
+  // As the route receives it: parsed JSON.
+  return JSON.parse(JSON.stringify(b));
+}
+
+/** Every field varied alone from a valid body, and a seeded sample of combinations. */
+function corpus(): unknown[] {
+  const bodies: unknown[] = [null, [], 'text', 5, true, {}];
+  for (const [field, pool] of Object.entries(FIELDS)) for (const v of pool) bodies.push(body({ ...VALID, [field]: v }, {}));
+  for (const x of EXTRA) bodies.push(body(VALID, x));
+  let seed = 42;
+  const pick = <T,>(list: readonly T[]): T => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return list[seed % list.length] as T;
+  };
+  const sample = (valid: boolean) =>
+    Object.fromEntries(Object.entries(FIELDS).map(([k, pool]) => [k, valid ? pick(pool.slice(0, 3)) : pick(pool)])) as Record<Field, unknown>;
+  for (let i = 0; i < 2000; i++) bodies.push(body(sample(false), pick(EXTRA)));
+  for (let i = 0; i < 500; i++) bodies.push(body(sample(true), {}));
+  return bodies;
+}
+
+const handled = (b: unknown) => typeof b === 'object' && b !== null && !Array.isArray(b) && Object.keys(b).every((k) => k in FIELDS);
+const hasObjectAddress = (b: unknown) => {
+  const { to, from } = b as { to?: unknown; from?: unknown };
+  return [from, ...(Array.isArray(to) ? to : [to])].some((a) => typeof a === 'object' && a !== null);
+};
+
+describe('acceptSendBody (the fast path of /v1/send validation)', () => {
+  const bodies = corpus();
+
+  it('accepts only what SendBody accepts, with the value SendBody returns', () => {
+    let accepted = 0;
+    for (const b of bodies) {
+      const fast = acceptSendBody(b);
+      if (fast === undefined) continue;
+      accepted++;
+      const judged = full(b);
+      expect(judged.error, JSON.stringify(b).slice(0, 300)).toBeUndefined();
+      expect(fast).toEqual(judged.value);
+    }
+    expect(accepted).toBeGreaterThan(250);
+  });
+
+  it('takes every body of string addresses without a template, headers or attachments that SendBody accepts', () => {
+    const missed = bodies.filter((b) => handled(b) && !hasObjectAddress(b) && full(b).error === undefined && acceptSendBody(b) === undefined);
+    expect(missed.map((b) => JSON.stringify(b).slice(0, 200))).toEqual([]);
+  });
+
+  it('takes the calls bench/send.mjs sends', () => {
+    const call = {
+      to: 'buyer7@example.com',
+      from: 'orders@shop.example',
+      subject: 'Order {{order}} confirmed',
+      body: '<html><body><table><tr><td><h1>Hello {{name ?? there}}</h1></td></tr></table></body></html>',
+      data: { name: 'Bench', order: { value: 'o-7', persistent: false } },
+    };
+    expect(acceptSendBody(JSON.parse(JSON.stringify(call)))).toEqual(call);
+  });
+});
