@@ -23,15 +23,23 @@ export interface LinkContext {
   tracking: TrackingMode;
 }
 
+type SubscriptionContext = Pick<LinkContext, 'emailId' | 'projectId' | 'contactId'> & Partial<LinkContext>;
+
 /** The reserved template variables unsubscribeUrl, subscribeUrl and manageUrl of one email. */
-export function subscriptionUrls(ctx: Pick<LinkContext, 'emailId' | 'projectId' | 'contactId'> & Partial<LinkContext>, deps: { tokens: Tokens; publicUrl: string }): Record<string, string> {
+export function subscriptionUrls(ctx: SubscriptionContext, deps: { tokens: Tokens; publicUrl: string }): Record<string, string> {
   if (!ctx.contactId) return {};
   const data = { p: ctx.projectId, c: ctx.contactId, e: ctx.emailId };
   return {
-    unsubscribeUrl: `${deps.publicUrl}/unsubscribe/${deps.tokens.sign(TokenPurpose.unsubscribe, data)}`,
+    unsubscribeUrl: unsubscribeUrlOf(ctx, deps),
     subscribeUrl: `${deps.publicUrl}/subscribe/${deps.tokens.sign(TokenPurpose.subscribe, data)}`,
     manageUrl: `${deps.publicUrl}/manage/${deps.tokens.sign(TokenPurpose.manage, data)}`,
   };
+}
+
+/** subscriptionUrls' unsubscribeUrl alone (the same token: same purpose, same data in the same order). */
+function unsubscribeUrlOf(ctx: SubscriptionContext, deps: { tokens: Tokens; publicUrl: string }): string {
+  const data = { p: ctx.projectId, c: ctx.contactId, e: ctx.emailId };
+  return `${deps.publicUrl}/unsubscribe/${deps.tokens.sign(TokenPurpose.unsubscribe, data)}`;
 }
 
 export function isTracked(ctx: Pick<LinkContext, 'type' | 'tracking'>): boolean {
@@ -89,14 +97,16 @@ export function prepareForDelivery(
 ): PreparedContent {
   const headers: Record<string, string> = {};
   let out = html;
-  const urls = subscriptionUrls(ctx, deps);
-  if (ctx.type === 'MARKETING' && urls.unsubscribeUrl) {
-    headers['List-Unsubscribe'] = `<${urls.unsubscribeUrl}>`;
+  // Only MARKETING mail carries a subscription link: no token is signed for the others (each
+  // signature is an HMAC, at every delivery); the URL is the one subscriptionUrls gives.
+  const unsubscribeUrl = ctx.type === 'MARKETING' && ctx.contactId ? unsubscribeUrlOf(ctx, deps) : undefined;
+  if (unsubscribeUrl) {
+    headers['List-Unsubscribe'] = `<${unsubscribeUrl}>`;
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
-    if (!out.includes(urls.unsubscribeUrl) && !out.includes(escapeHtml(urls.unsubscribeUrl))) {
+    if (!out.includes(unsubscribeUrl) && !out.includes(escapeHtml(unsubscribeUrl))) {
       out = insertBeforeBodyEnd(
         out,
-        `<p style="font-size:12px;color:#666;text-align:center">You receive this email because you subscribed. <a href="${escapeHtml(urls.unsubscribeUrl)}">Unsubscribe</a></p>`,
+        `<p style="font-size:12px;color:#666;text-align:center">You receive this email because you subscribed. <a href="${escapeHtml(unsubscribeUrl)}">Unsubscribe</a></p>`,
       );
     }
   }

@@ -106,9 +106,11 @@ export function variableUsePattern(key: string): string {
  * nested elements overflow the stack) and its parser closes tags by scanning the open stack, so
  * HTML nested deeper than MAX_HTML_DEPTH (which the API refuses, but rows stored before the limit
  * may hold) gets the plain tag strip instead, and so does anything the converter still fails on.
+ * `depth`: `htmlDepth(html)` when the caller measured it already (delivery refuses deeper HTML
+ * first), so the body is not walked twice.
  */
-export function htmlToText(html: string): string {
-  if (htmlDepth(html) > MAX_HTML_DEPTH) return stripTags(html);
+export function htmlToText(html: string, depth: number = htmlDepth(html)): string {
+  if (depth > MAX_HTML_DEPTH) return stripTags(html);
   try {
     return toText(html).trim();
   } catch {

@@ -141,6 +141,19 @@ describe('List-Unsubscribe and the footer', () => {
     expect(prepareForDelivery(body, ctx('MARKETING', 'DISABLED'), deps).html).toBe(body);
   });
 
+  it('signs only the tokens the email carries: none for untracked TRANSACTIONAL mail, the unsubscribe one for MARKETING', () => {
+    const signed: string[] = [];
+    const counting = { ...tokens, sign: (purpose: string, data: Record<string, unknown>) => (signed.push(purpose), tokens.sign(purpose, data)) };
+    prepareForDelivery(BODY, ctx('TRANSACTIONAL', 'DISABLED'), { tokens: counting, publicUrl });
+    prepareForDelivery(BODY, ctx('HEADLESS', 'MARKETING_ONLY'), { tokens: counting, publicUrl });
+    expect(signed).toEqual([]);
+    prepareForDelivery(BODY, ctx('MARKETING', 'DISABLED'), { tokens: counting, publicUrl });
+    expect(signed).toEqual([TokenPurpose.unsubscribe]);
+    signed.length = 0;
+    prepareForDelivery(BODY, ctx('TRANSACTIONAL', 'ENABLED'), { tokens: counting, publicUrl });
+    expect(signed.sort()).toEqual([TokenPurpose.click, TokenPurpose.open]);
+  });
+
   it('adds no footer to TRANSACTIONAL mail', () => {
     expect(prepareForDelivery(BODY, ctx('TRANSACTIONAL', 'DISABLED'), deps).html).toBe(BODY);
   });

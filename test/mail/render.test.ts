@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, htmlToText, renderTemplate, templateVariables, type Variables } from '../../src/mail/render.js';
+import { MAX_HTML_DEPTH } from '../../src/mail/html-depth.js';
+import { escapeHtml, htmlToText, renderTemplate, stripTags, templateVariables, type Variables } from '../../src/mail/render.js';
 
 const html = (template: string, vars: Variables = {}) => renderTemplate(template, vars, { escape: true });
 const plain = (template: string, vars: Variables = {}) => renderTemplate(template, vars, { escape: false });
@@ -149,5 +150,12 @@ describe('htmlToText', () => {
 
   it('keeps paragraphs and lists apart', () => {
     expect(htmlToText('<p>One</p><p>Two</p><ul><li>a</li><li>b</li></ul>')).toBe('One\n\nTwo\n\n * a\n * b');
+  });
+
+  it('takes the depth its caller measured instead of walking the body again (delivery measures it first)', () => {
+    expect(htmlToText('<p>One</p><p>Two</p>', 2)).toBe('One\n\nTwo');
+    // A depth over the limit gets the plain tag strip, whatever the body.
+    expect(htmlToText('<p>One</p><p>Two</p>', MAX_HTML_DEPTH + 1)).toBe(stripTags('<p>One</p><p>Two</p>'));
+    expect(stripTags('<p>One</p><p>Two</p>')).toBe('One Two');
   });
 });

@@ -6,7 +6,7 @@ import type { Tokens } from '../../../lib/tokens.js';
 import { domainOf } from '../../../mail/address.js';
 import { prepareForDelivery } from '../../../mail/compliance.js';
 import { dkimSign } from '../../../mail/dkim.js';
-import { HTML_DEPTH_RULE } from '../../../mail/html-depth.js';
+import { HTML_DEPTH_RULE, htmlDepth, MAX_HTML_DEPTH } from '../../../mail/html-depth.js';
 import { buildMime } from '../../../mail/mime.js';
 import { htmlToText } from '../../../mail/render.js';
 import type { MailTransport } from '../../../mail/transports/index.js';
@@ -149,9 +149,10 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       // The API refuses deeper HTML (html-depth.ts); a row that holds it anyway (stored before the
       // limit, or deepened by a {{{raw}}} value) is refused here by the same rule, not half-sent.
       step = 'HTML nesting';
-      if (!HTML_DEPTH_RULE.ok(prepared.html)) throw new Error(HTML_DEPTH_RULE.message);
+      const depth = htmlDepth(prepared.html); // HTML_DEPTH_RULE.ok, measured once for the text part too
+      if (depth > MAX_HTML_DEPTH) throw new Error(HTML_DEPTH_RULE.message);
       step = 'text part';
-      const text = email.text ?? htmlToText(prepared.html);
+      const text = email.text ?? htmlToText(prepared.html, depth);
       step = 'MIME message';
       const raw = await buildMime({
         from: { address: email.fromEmail, name: email.fromName },
