@@ -19,6 +19,7 @@ export {
 } from './data-rules.js';
 // Workflow UPDATE_CONTACT steps validate their stored updates as POST /contacts does.
 export { ContactDataInput } from './data-rules.js';
+export { acceptContactData } from './data-accept.js';
 export { type AttachedWrite, type ContactUpsert, isRefused, upsertContacts, upsertContactsChecked, upsertContactsOnce, type UpsertedContact } from './contacts.upsert.js';
 export { failJob } from './jobs.repo.js';
 export { MAX_IMPORT_BYTES } from './import.upload.js';

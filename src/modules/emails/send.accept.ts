@@ -1,4 +1,4 @@
-import { dataLimitIssues } from '../contacts/index.js';
+import { acceptContactData } from '../contacts/index.js';
 import { HTML_DEPTH_RULE } from '../../mail/html-depth.js';
 import { emailPattern, MAX_MESSAGE_BYTES, MAX_RECIPIENTS, parseMailbox, type SendBody } from './send.schema.js';
 
@@ -19,13 +19,9 @@ const MAX_LINE = 998;
 const MAX_MAILBOX = 512;
 const MAX_NAME = 256;
 const MAX_EMAIL = 254;
-/** `data` keys at most: more are judged by the schema (which counts them before walking). */
-const MAX_KEYS = 200;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
-const isPrimitive = (value: unknown): boolean =>
-  typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 const hasNul = (text: string) => text.includes('\u0000');
 const hasNewline = (text: string) => text.includes('\n') || text.includes('\r');
 
@@ -36,30 +32,6 @@ function acceptRecipients(to: unknown): boolean {
   if (to.length < 1 || to.length > MAX_RECIPIENTS) return false;
   for (const entry of to) if (!acceptMailbox(entry)) return false;
   return true;
-}
-
-/** A data value: a primitive, null, or exactly `{value: primitive | null, persistent: boolean}`; no NUL in strings. */
-function acceptValue(raw: unknown): boolean {
-  if (raw === null) return true;
-  if (isPrimitive(raw)) return typeof raw !== 'string' || !hasNul(raw);
-  if (!isPlainObject(raw)) return false;
-  let keys = 0;
-  for (const key in raw) {
-    if (key !== 'value' && key !== 'persistent') return false;
-    keys++;
-  }
-  if (keys !== 2 || typeof raw.persistent !== 'boolean') return false;
-  const value = raw.value;
-  return value === null || (isPrimitive(value) && (typeof value !== 'string' || !hasNul(value)));
-}
-
-function acceptData(data: unknown): boolean {
-  if (!isPlainObject(data)) return false;
-  let keys = 0;
-  for (const key in data) {
-    if (++keys > MAX_KEYS || hasNul(key) || !acceptValue(data[key])) return false;
-  }
-  return dataLimitIssues(data).length === 0;
 }
 
 function acceptBodyText(body: unknown): body is string {
@@ -81,6 +53,6 @@ export function acceptSendBody(input: unknown): SendBody | undefined {
   if (reply !== undefined && (typeof reply !== 'string' || reply.length > MAX_EMAIL || !emailPattern().test(reply))) return undefined;
   if (name !== undefined && (typeof name !== 'string' || name.length > MAX_NAME || hasNewline(name) || hasNul(name))) return undefined;
   if (type !== undefined && type !== 'html') return undefined;
-  if (data !== undefined && !acceptData(data)) return undefined;
+  if (data !== undefined && !acceptContactData(data)) return undefined;
   return input as SendBody;
 }

@@ -1,4 +1,4 @@
-import { dataLimitIssues } from '../contacts/index.js';
+import { acceptContactData } from '../contacts/index.js';
 import { isReservedEventName } from './event-names.js';
 import { TrackBody } from './events.schema.js';
 
@@ -26,43 +26,13 @@ function emailPatternOfSchema(): RegExp {
   return pattern;
 }
 
-/** `data` keys at most: more are judged by the schema (which counts them before walking). */
-const MAX_KEYS = 200;
-
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
-
-const isPrimitive = (value: unknown): boolean =>
-  typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 
 const hasNul = (text: string) => text.includes('\u0000');
 
 function acceptEvent(name: unknown): name is string {
   return typeof name === 'string' && name.length >= 1 && name.length <= 255 && name.trim() !== '' && !hasNul(name) && !isReservedEventName(name);
-}
-
-/** A data value: a primitive, null, or exactly `{value: primitive | null, persistent: boolean}`; no NUL in strings. */
-function acceptValue(raw: unknown): boolean {
-  if (raw === null) return true;
-  if (isPrimitive(raw)) return typeof raw !== 'string' || !hasNul(raw);
-  if (!isPlainObject(raw)) return false;
-  let keys = 0;
-  for (const key in raw) {
-    if (key !== 'value' && key !== 'persistent') return false;
-    keys++;
-  }
-  if (keys !== 2 || typeof raw.persistent !== 'boolean') return false;
-  const value = raw.value;
-  return value === null || (isPrimitive(value) && (typeof value !== 'string' || !hasNul(value)));
-}
-
-function acceptData(data: unknown): boolean {
-  if (!isPlainObject(data)) return false;
-  let keys = 0;
-  for (const key in data) {
-    if (++keys > MAX_KEYS || hasNul(key) || !acceptValue(data[key])) return false;
-  }
-  return dataLimitIssues(data).length === 0;
 }
 
 /** The body as TrackBody parses it when it is plainly valid; undefined to let the schema judge. */
@@ -72,7 +42,7 @@ export function acceptTrackBody(body: unknown): TrackBody | undefined {
   const { email, event, subscribed, data } = body;
   if (typeof email !== 'string' || !(emailPattern ??= emailPatternOfSchema()).test(email) || !acceptEvent(event)) return undefined;
   if (subscribed !== undefined && typeof subscribed !== 'boolean') return undefined;
-  if (data !== undefined && !acceptData(data)) return undefined;
+  if (data !== undefined && !acceptContactData(data)) return undefined;
   return {
     email,
     event,
