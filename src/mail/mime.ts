@@ -1,4 +1,3 @@
-import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { buildMimeFast } from './mime-fast.js';
 
@@ -49,6 +48,8 @@ export async function buildMime(input: MimeInput): Promise<Buffer> {
 export async function composeMime(input: MimeInput): Promise<Buffer> {
   const headers: Mail.Headers = { ...input.headers };
   for (const [key, value] of Object.entries(input.preparedHeaders ?? {})) headers[key] = { prepared: true, value };
+  // Loaded at the first message with attachments (~2 MB of heap; docs/performance.md "Memory").
+  const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');
   const composer = new MailComposer({
     from: mailbox(input.from),
     to: mailbox(input.to),

@@ -1,4 +1,5 @@
-import { compile } from 'html-to-text';
+import { createRequire } from 'node:module';
+import type { compile } from 'html-to-text';
 import { htmlDepth, indexOfCaseless, MAX_HTML_DEPTH } from './html-depth.js';
 
 /**
@@ -157,8 +158,16 @@ function decodeEntity(e: string): string | undefined {
   return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : undefined;
 }
 
-// Compiled once: compiling the options costs more than converting a typical email.
-const toText = compile({
+/**
+ * The converter, compiled once (compiling the options costs more than converting a typical
+ * email) and loaded at the first text part: html-to-text and its parsers are ~2 MB of heap a
+ * process that sends nothing (ROLE=api) never needs (docs/performance.md "Memory"). Required
+ * (its CommonJS build, the same code) so the text part stays synchronous.
+ */
+let converter: ReturnType<typeof compile> | undefined;
+const toText = (html: string): string => (converter ??= createConverter())(html);
+
+const createConverter = () => (createRequire(import.meta.url)('html-to-text') as { compile: typeof compile }).compile({
   wordwrap: 78,
   selectors: [
     { selector: 'img', format: 'skip' },

@@ -1,4 +1,3 @@
-import { simpleParser } from 'mailparser';
 import { autoReplyReason } from './auto-reply.js';
 import { parsePart } from './mime.js';
 import { type BounceReport, type ComplaintReport, findReportPart, parseDeliveryStatus, parseFeedbackReport } from './report.js';
@@ -38,7 +37,9 @@ export async function classifyMessage(raw: Buffer): Promise<ParsedMessage> {
     if ('other' in parsed) return done({ kind: 'other', reason: parsed.other });
     return done(parsed.kind === 'complaint' ? { ...parsed, format: 'arf' } : { ...parsed, format: 'rfc3464' });
   }
-  // Prose: mailparser decodes charsets, transfer encodings and HTML-only bodies.
+  // Prose: mailparser decodes charsets, transfer encodings and HTML-only bodies (loaded at the
+  // first such report: ~5 MB of heap, docs/performance.md "Memory").
+  const { simpleParser } = await import('mailparser');
   const mail = await simpleParser(raw, { skipHtmlToText: false, skipImageLinks: true, skipTextLinks: true, skipTextToHtml: true });
   const text = mail.text ?? '';
   const bounce = parseTextBounce({ from, subject: mail.subject ?? subject, text });

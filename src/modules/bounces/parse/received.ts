@@ -1,4 +1,4 @@
-import { type AddressObject, simpleParser } from 'mailparser';
+import type { AddressObject } from 'mailparser';
 
 /**
  * A message received for a project's inbound address, parsed (docs/bounces.md "Inbound mail"):
@@ -60,6 +60,8 @@ const messageIds = (value: string | string[] | undefined): string[] =>
   (Array.isArray(value) ? value : value ? value.split(/\s+/) : []).map((v) => v.trim()).filter((v) => /^<[^<>\s]+>$/.test(v) && v.length <= 998);
 
 export async function parseReceivedMail(raw: Buffer): Promise<ReceivedMail> {
+  // Loaded at the first message: mailparser and its charset tables hold ~5 MB of heap (docs/performance.md "Memory").
+  const { simpleParser } = await import('mailparser');
   const mail = await simpleParser(raw, { skipHtmlToText: false, skipImageLinks: true, skipTextLinks: true, skipTextToHtml: true });
   const [from] = addressesOf(mail.from);
   const text = cutUtf8(mail.text ?? '', MAX_BODY_BYTES);
