@@ -13,7 +13,6 @@
 import { spawn } from 'node:child_process';
 import console from 'node:console';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -21,6 +20,7 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePort } from './lib/proc.mjs';
 
 const { fetch, FormData, Blob, Buffer } = globalThis;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -36,17 +36,6 @@ const { values: opts } = parseArgs({
     'no-fields': { type: 'boolean', default: false },
   },
 });
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** `npm start` in its own process group on a fresh DATA_DIR (searchable by the postgres user). */
 async function startServer() {

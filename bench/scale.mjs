@@ -36,6 +36,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { startDnsServer } from '../test/helpers/dns-server.ts';
 import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
+import { SEGMENT_CONDITION } from './lib/bench-audience.mjs';
 import { addVerifiedDomain, createProject, json, SECRET } from './lib/harness.mjs';
 import { cpuSeconds, freePort, loadAverage, postgresCpuBelow } from './lib/proc.mjs';
 import { seededEmail, seedProject } from './lib/scale-seed.mjs';
@@ -62,19 +63,6 @@ const opts = {
 };
 const fetch = globalThis.fetch;
 const DOMAIN = 'bench-sender.example';
-const CONDITION = {
-  logic: 'AND',
-  groups: [{
-    filters: [
-      { field: 'data.plan', operator: 'equals', value: 'pro' },
-      { field: 'event.purchase', operator: 'triggeredWithin', value: 30, unit: 'days' },
-    ],
-    conditions: { logic: 'OR', groups: [
-      { filters: [{ field: 'data.country', operator: 'equals', value: 'DE' }] },
-      { filters: [{ field: 'data.age', operator: 'greaterThan', value: 40 }] },
-    ] },
-  }],
-};
 const BODY = `<html><body><table><tr><td><h1>Hello {{name ?? there}}</h1><p>Your order <b>{{order}}</b> is confirmed.
 <a href="https://shop.example/orders/{{order}}">View your order</a></p><p>Thanks for shopping with us.</p></td></tr></table></body></html>`;
 const metaFile = path.join(opts.dir, 'scale.json');
@@ -148,7 +136,7 @@ async function seed(ctx) {
   const { rows: [counts] } = await ctx.db.query(`SELECT (SELECT count(*) FROM contacts WHERE project_id = $1)::int AS contacts, (SELECT count(*) FROM events WHERE project_id = $1)::int AS events`, [project.id]);
   Object.assign(meta, { seededContacts: counts.contacts, seededEvents: counts.events });
   // The project's standing segment: its data key index (data.age > 40) is built as in production.
-  await call(ctx.base, project.secret, 'POST', '/segments', { name: 'Scale standing 3 filters', condition: CONDITION });
+  await call(ctx.base, project.secret, 'POST', '/segments', { name: 'Scale standing 3 filters', condition: SEGMENT_CONDITION });
   if (opts.contacts >= 50_000) {
     const built = await buildDataIndexes(ctx);
     meta.seconds['data key indexes'] = built.seconds;
@@ -278,7 +266,7 @@ async function segmentsPhase(ctx) {
   console.log(`\n(c) segments: create the 3-filter segment of bench/segments.mjs, then ${opts.refreshes} × refresh (count)`);
   const { rows: [ix] } = await ctx.db.query(`SELECT count(*) FILTER (WHERE ready)::int AS ready FROM contact_data_indexes WHERE project_id = $1`, [ctx.meta.projectId]);
   const load0 = loadAverage();
-  const created = await call(ctx.base, secret, 'POST', '/segments', { name: `Scale ${Date.now()}`, condition: CONDITION });
+  const created = await call(ctx.base, secret, 'POST', '/segments', { name: `Scale ${Date.now()}`, condition: SEGMENT_CONDITION });
   const id = created.json.id;
   // A create slower than its wait (COUNT_ON_WRITE_MS) answers before its count, which goes on in
   // the background: the refreshes start once it has landed, not beside it.

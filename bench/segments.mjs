@@ -19,6 +19,7 @@ import process from 'node:process';
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { CONTACT_ROW_SQL, SEGMENT_CONDITION } from './lib/bench-audience.mjs';
 
 function arg(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);
@@ -55,17 +56,9 @@ async function seed() {
   let t0 = performance.now();
   for (let from = 0; from < nContacts; from += chunk) {
     const to = Math.min(nContacts, from + chunk) - 1;
-    // plan: 60% free / 30% pro / 10% enterprise; age: number, or (20%) a numeric string; country; score.
     await db.query(`
       INSERT INTO contacts (project_id, email, subscribed, data, created_at, updated_at)
-      SELECT $1, 'user' || i || '@bench' || (i % 5000) || '.example', random() < 0.9,
-        jsonb_strip_nulls(jsonb_build_object(
-          'plan', (ARRAY['free','free','free','free','free','free','pro','pro','pro','enterprise'])[1 + (i % 10)],
-          'age', CASE WHEN i % 5 = 0 THEN to_jsonb((18 + i % 60)::text) ELSE to_jsonb(18 + i % 60) END,
-          'country', (ARRAY['DE','FR','US','GB','ES','IT','NL','PL'])[1 + (i % 8)],
-          'score', CASE WHEN i % 3 = 0 THEN NULL ELSE to_jsonb(round((random() * 100)::numeric, 1)) END,
-          'company', CASE WHEN i % 4 = 0 THEN 'Company ' || (i % 997) END)),
-        now() - (i % 730) * interval '1 day', now() - (i % 30) * interval '1 day'
+      ${CONTACT_ROW_SQL}
       FROM generate_series($2::int, $3::int) AS i`, [projectId, from, to]);
   }
   console.log(`contacts: ${Math.round(performance.now() - t0)} ms`);
@@ -99,19 +92,6 @@ async function call(method, url, body) {
   if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
   return { ms: Math.round(performance.now() - started), json };
 }
-const condition = {
-  logic: 'AND',
-  groups: [{
-    filters: [
-      { field: 'data.plan', operator: 'equals', value: 'pro' },
-      { field: 'event.purchase', operator: 'triggeredWithin', value: 30, unit: 'days' },
-    ],
-    conditions: { logic: 'OR', groups: [
-      { filters: [{ field: 'data.country', operator: 'equals', value: 'DE' }] },
-      { filters: [{ field: 'data.age', operator: 'greaterThan', value: 40 }] },
-    ] },
-  }],
-};
 const sleep = (ms) => new Promise((r) => globalThis.setTimeout(r, ms));
 const timed = async (label, n, fn) => {
   const ms = [];
@@ -155,7 +135,7 @@ if (process.argv.includes('--time-ops')) {
   console.log(`data key indexes ready: ${ready.map((r) => `${r.key}/${r.kind}`).join(', ') || 'none'}`);
   await timeDataOps('');
   await timeDataOps('', OTHER_OPS);
-  const last = await timed('  3-filter condition (the members page total)', 5, () => call('POST', '/segments/count', { condition }));
+  const last = await timed('  3-filter condition (the members page total)', 5, () => call('POST', '/segments/count', { condition: SEGMENT_CONDITION }));
   console.log(`    count ${last.count}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   await db.end();
   process.exit(0);
@@ -175,7 +155,7 @@ if (process.argv.includes('--data-ops')) {
   await db.end();
   process.exit(0);
 }
-const created = await call('POST', '/segments', { name: 'Bench 3 filters', condition });
+const created = await call('POST', '/segments', { name: 'Bench 3 filters', condition: SEGMENT_CONDITION });
 const seg = created.json;
 console.log(`create (counts at once): ${created.ms} ms, memberCount ${seg.memberCount}`);
 const afterCreate = await call('GET', `/segments/${seg.id}/contacts?pageSize=50`);

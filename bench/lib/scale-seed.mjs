@@ -10,6 +10,7 @@
 // script checks that the same definitions exist afterwards. Triggers and foreign keys stay on.
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
+import { CONTACT_ROW_SQL } from './bench-audience.mjs';
 
 const EVENTS = ['page_view', 'login', 'purchase', 'signup', 'add_to_cart', 'search', 'logout', 'share'];
 
@@ -58,14 +59,7 @@ export async function seedProject(db, { projectId, contacts, eventsPerContact, c
         const { rows: [{ n }] } = await db.query(`
           WITH c AS (
             INSERT INTO contacts (project_id, email, subscribed, data, created_at, updated_at)
-            SELECT $1, 'user' || i || '@bench' || (i % 5000) || '.example', random() < 0.9,
-              jsonb_strip_nulls(jsonb_build_object(
-                'plan', (ARRAY['free','free','free','free','free','free','pro','pro','pro','enterprise'])[1 + (i % 10)],
-                'age', CASE WHEN i % 5 = 0 THEN to_jsonb((18 + i % 60)::text) ELSE to_jsonb(18 + i % 60) END,
-                'country', (ARRAY['DE','FR','US','GB','ES','IT','NL','PL'])[1 + (i % 8)],
-                'score', CASE WHEN i % 3 = 0 THEN NULL ELSE to_jsonb(round((random() * 100)::numeric, 1)) END,
-                'company', CASE WHEN i % 4 = 0 THEN 'Company ' || (i % 997) END)),
-              now() - (i % 730) * interval '1 day', now() - (i % 30) * interval '1 day'
+            ${CONTACT_ROW_SQL}
             FROM generate_series($2::int, $3::int) AS i
             RETURNING id
           ), e AS (
