@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validatorCompiler } from '../../../src/http/validation.js';
 import { acceptSendBody } from '../../../src/modules/emails/send.accept.js';
 import { SendBody } from '../../../src/modules/emails/send.schema.js';
+import { expectAcceptsOnlyWhatTheSchemaAccepts, many, routeBodyValidator, seededPick } from '../../helpers/fast-path.js';
 
 /**
  * POST /v1/send's fast path (send.accept.ts) against the route's full validation (SendBody and the
@@ -10,9 +10,7 @@ import { SendBody } from '../../../src/modules/emails/send.schema.js';
  * fields it handles that the schema accepts is taken by the fast path (the common case never pays
  * for zod).
  */
-const full = validatorCompiler({ schema: SendBody, httpPart: 'body', method: 'POST', url: '/v1/send' }) as (data: unknown) => { value?: unknown; error?: unknown };
-
-const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+const full = routeBodyValidator(SendBody, '/v1/send');
 const ABSENT = Symbol('absent');
 const nested = (depth: number) => '<div>'.repeat(depth) + 'x' + '</div>'.repeat(depth);
 
@@ -126,11 +124,7 @@ function corpus(): unknown[] {
   const bodies: unknown[] = [null, [], 'text', 5, true, {}];
   for (const [field, pool] of Object.entries(FIELDS)) for (const v of pool) bodies.push(body({ ...VALID, [field]: v }, {}));
   for (const x of EXTRA) bodies.push(body(VALID, x));
-  let seed = 42;
-  const pick = <T,>(list: readonly T[]): T => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return list[seed % list.length] as T;
-  };
+  const pick = seededPick(42);
   const sample = (valid: boolean) =>
     Object.fromEntries(Object.entries(FIELDS).map(([k, pool]) => [k, valid ? pick(pool.slice(0, 3)) : pick(pool)])) as Record<Field, unknown>;
   for (let i = 0; i < 2000; i++) bodies.push(body(sample(false), pick(EXTRA)));
@@ -148,16 +142,7 @@ describe('acceptSendBody (the fast path of /v1/send validation)', () => {
   const bodies = corpus();
 
   it('accepts only what SendBody accepts, with the value SendBody returns', () => {
-    let accepted = 0;
-    for (const b of bodies) {
-      const fast = acceptSendBody(b);
-      if (fast === undefined) continue;
-      accepted++;
-      const judged = full(b);
-      expect(judged.error, JSON.stringify(b).slice(0, 300)).toBeUndefined();
-      expect(fast).toEqual(judged.value);
-    }
-    expect(accepted).toBeGreaterThan(250);
+    expectAcceptsOnlyWhatTheSchemaAccepts(bodies, acceptSendBody, full, 250);
   });
 
   it('takes every body of string addresses without a template, headers or attachments that SendBody accepts', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validatorCompiler } from '../../../src/http/validation.js';
 import { TrackBody } from '../../../src/modules/events/events.schema.js';
 import { acceptTrackBody } from '../../../src/modules/events/track.accept.js';
+import { expectAcceptsOnlyWhatTheSchemaAccepts, many, routeBodyValidator, seededPick } from '../../helpers/fast-path.js';
 
 /**
  * POST /v1/track's fast path (track.accept.ts) against the route's full validation (TrackBody and
@@ -9,9 +9,7 @@ import { acceptTrackBody } from '../../../src/modules/events/track.accept.js';
  * whatever the fast path accepts the schema accepts with the same value, and every body the schema
  * accepts is taken by the fast path (the common case never pays for zod).
  */
-const full = validatorCompiler({ schema: TrackBody, httpPart: 'body', method: 'POST', url: '/v1/track' }) as (data: unknown) => { value?: unknown; error?: unknown };
-
-const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+const full = routeBodyValidator(TrackBody, '/v1/track');
 const ABSENT = Symbol('absent');
 
 const EMAILS: unknown[] = [
@@ -101,11 +99,7 @@ function corpus(): unknown[] {
   for (const s of SUBSCRIBED) bodies.push(body('ada@example.com', 'signed_up', s, ABSENT, {}));
   for (const d of DATA) bodies.push(body('ada@example.com', 'signed_up', ABSENT, d, {}));
   for (const x of EXTRA) bodies.push(body('ada@example.com', 'signed_up', ABSENT, ABSENT, x));
-  let seed = 42;
-  const pick = <T,>(list: readonly T[]): T => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return list[seed % list.length] as T;
-  };
+  const pick = seededPick(42);
   for (let i = 0; i < 3000; i++) bodies.push(body(pick(EMAILS), pick(EVENTS), pick(SUBSCRIBED), pick(DATA), pick(EXTRA)));
   // Combinations of valid values only (the pools start with them).
   for (let i = 0; i < 500; i++) bodies.push(body(pick(EMAILS.slice(0, 3)), pick(EVENTS.slice(0, 4)), pick(SUBSCRIBED.slice(0, 3)), pick(DATA.slice(0, 7)), {}));
@@ -116,16 +110,7 @@ describe('acceptTrackBody (the fast path of /v1/track validation)', () => {
   const bodies = corpus();
 
   it('accepts only what TrackBody accepts, with the value TrackBody returns', () => {
-    let accepted = 0;
-    for (const b of bodies) {
-      const fast = acceptTrackBody(b);
-      if (fast === undefined) continue;
-      accepted++;
-      const judged = full(b);
-      expect(judged.error, JSON.stringify(b).slice(0, 300)).toBeUndefined();
-      expect(fast).toEqual(judged.value);
-    }
-    expect(accepted).toBeGreaterThan(500);
+    expectAcceptsOnlyWhatTheSchemaAccepts(bodies, acceptTrackBody, full, 500);
   });
 
   it('takes every body TrackBody accepts in the corpus (valid calls never pay for zod)', () => {
