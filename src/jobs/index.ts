@@ -2,6 +2,7 @@ import type { TaskList } from 'graphile-worker';
 import { accountPasswordReset } from './account-password-reset.js';
 import { analyticsCompact } from './analytics-compact.js';
 import { campaignComplete } from './campaign-complete.js';
+import { campaignDeliver } from './campaign-deliver.js';
 import { campaignSend } from './campaign-send.js';
 import { campaignSweep } from './campaign-sweep.js';
 import { cleanupIdempotencyKeys } from './cleanup-idempotency-keys.js';
@@ -38,6 +39,7 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.segmentsRecompute]: segmentsRecompute(deps),
     [Tasks.contactsDataIndexes]: contactsDataIndexes(deps),
     [Tasks.campaignSend]: campaignSend(deps),
+    [Tasks.campaignDeliver]: campaignDeliver(deps),
     [Tasks.campaignComplete]: campaignComplete(deps),
     [Tasks.campaignSweep]: campaignSweep(deps),
     [Tasks.workflowEvents]: workflowEvents(deps),

@@ -17,6 +17,8 @@ export const Tasks = {
   /** Builds/drops a project's data key indexes (`{projectId}`, keyed per project), or sweeps all of them (cron): src/modules/segments/data-indexes.ts. */
   contactsDataIndexes: 'contacts-data-indexes',
   campaignSend: 'campaign-send',
+  /** Delivers one batch of a campaign's emails (`{campaignId, first, last}`: a range of their ids): src/jobs/campaign-deliver.ts. */
+  campaignDeliver: 'campaign-deliver',
   campaignComplete: 'campaign-complete',
   campaignSweep: 'campaign-sweep',
   /** Enrols contacts and resumes waits for committed events (the events trigger's queue, keyed job per project: migration 0018). */

@@ -3,12 +3,42 @@ import { z } from 'zod';
 import { returnPathsOf } from '../modules/bounces/index.js';
 import { relayHeadersOf } from '../modules/webhooks/index.js';
 import { dkimSecretBox } from '../modules/domains/index.js';
-import { createDelivery, RetryableDeliveryError } from '../modules/emails/index.js';
+import { createDelivery, type Delivery, RetryableDeliveryError } from '../modules/emails/index.js';
 import type { JobDeps } from './deps.js';
 import { Tasks } from './queue.js';
 
-/** `reserved`: set by the throttle when it reschedules a job that already holds its slot. */
-export const SendEmailPayload = z.object({ emailId: z.uuid(), reserved: z.boolean().optional() });
+/**
+ * `reserved`: set by the throttle when it reschedules a job that already holds its slot.
+ * `priorAttempts`: attempts the email had before this job (a campaign batch's: campaign-deliver.ts),
+ * counted with the job's own.
+ */
+export const SendEmailPayload = z.object({
+  emailId: z.uuid(),
+  reserved: z.boolean().optional(),
+  priorAttempts: z.number().int().min(0).optional(),
+});
+
+const deliveries = new WeakMap<JobDeps, Delivery>();
+
+/** The worker's one Delivery (its shared statements, throttle and key cache), for send-email and campaign-deliver alike. */
+export function deliveryOf(deps: JobDeps): Delivery {
+  let delivery = deliveries.get(deps);
+  if (!delivery) {
+    delivery = createDelivery({
+      db: deps.db,
+      tokens: deps.tokens,
+      publicUrl: deps.config.publicUrl,
+      mail: deps.mail,
+      dkimBox: dkimSecretBox(deps.config.secret),
+      sendingRates: { default: deps.config.projectSendingRate, max: deps.config.maxProjectSendingRate },
+      returnPath: returnPathsOf(deps.config),
+      relayHeaders: relayHeadersOf(deps.config),
+      batchDb: deps.deliveryDb,
+    });
+    deliveries.set(deps, delivery);
+  }
+  return delivery;
+}
 
 /**
  * Delivers one email (src/mail/delivery.ts). Transient failures throw, so graphile-worker
@@ -17,24 +47,20 @@ export const SendEmailPayload = z.object({ emailId: z.uuid(), reserved: z.boolea
  * job then completes): throttling never spends an attempt.
  */
 export const sendEmail = (deps: JobDeps): Task => {
-  const delivery = createDelivery({
-    db: deps.db,
-    tokens: deps.tokens,
-    publicUrl: deps.config.publicUrl,
-    mail: deps.mail,
-    dkimBox: dkimSecretBox(deps.config.secret),
-    sendingRates: { default: deps.config.projectSendingRate, max: deps.config.maxProjectSendingRate },
-    returnPath: returnPathsOf(deps.config),
-    relayHeaders: relayHeadersOf(deps.config),
-    batchDb: deps.deliveryDb,
-  });
+  const delivery = deliveryOf(deps);
   return async (payload, helpers) => {
-    const { emailId, reserved } = SendEmailPayload.parse(payload);
-    const { attempts, max_attempts: maxAttempts, priority } = helpers.job;
+    const { emailId, reserved, priorAttempts = 0 } = SendEmailPayload.parse(payload);
+    const { priority } = helpers.job;
+    const attempts = helpers.job.attempts + priorAttempts;
+    const maxAttempts = helpers.job.max_attempts + priorAttempts;
     try {
       const outcome = await delivery.deliver({ emailId, attempt: attempts, maxAttempts, reserved });
       if (outcome.kind === 'throttled') {
-        await helpers.addJob(Tasks.sendEmail, { emailId, reserved: true }, { jobKey: emailId, runAt: outcome.runAt, priority, maxAttempts });
+        await helpers.addJob(
+          Tasks.sendEmail,
+          { emailId, reserved: true, ...(priorAttempts > 0 && { priorAttempts }) },
+          { jobKey: emailId, runAt: outcome.runAt, priority, maxAttempts: helpers.job.max_attempts },
+        );
       } else if (outcome.kind === 'failed' || outcome.kind === 'unconfirmed') {
         helpers.logger.warn(`email ${emailId}: ${outcome.kind === 'failed' ? outcome.error : outcome.note}`);
       }

@@ -1,6 +1,6 @@
 import { type Kysely, type RawBuilder, sql, type SqlBool, type Transaction } from 'kysely';
 import type { Database, EmailType } from '../../db/schema.js';
-import { JobPriority } from '../../jobs/queue.js';
+import { JobPriority, Tasks } from '../../jobs/queue.js';
 import { messageIdParts } from '../../mail/address.js';
 import { suppressionJoinSql, suppressionNoteSql } from '../suppressions/index.js';
 import { enqueueEmails } from './emails.repo.js';
@@ -13,8 +13,18 @@ type Db = Kysely<Database> | Transaction<Database>;
  * every write to `emails` is here.
  */
 
-/** Ids per enqueue statement. */
-const ENQUEUE_CHUNK = 10_000;
+/**
+ * Campaign mail is delivered in batches (docs/campaigns.md "Delivery batches"): one
+ * `campaign-deliver` job per CAMPAIGN_BATCH_SIZE emails (a range of their ids), not one job per
+ * email. Each runs CAMPAIGN_BATCH_CONCURRENCY deliveries at once, and a campaign's batches go
+ * through CAMPAIGN_LANES named queues, so one campaign holds at most that many of a worker's job
+ * slots (transactional mail keeps the others) however many batches are queued.
+ */
+export const CAMPAIGN_BATCH_SIZE = 500;
+export const CAMPAIGN_BATCH_CONCURRENCY = 8;
+export const CAMPAIGN_LANES = 2;
+/** Attempts of a batch job (a run fails only when the database does: each email's own failures are its own). */
+export const CAMPAIGN_BATCH_MAX_ATTEMPTS = 25;
 
 /** What one campaign materialises: its content (stored as templates, rendered at delivery) and its audience. */
 export interface CampaignAudience {
@@ -37,33 +47,64 @@ export async function hasCampaignEmails(db: Db, campaignId: string): Promise<boo
 }
 
 /**
- * One email row per audience contact, in ONE statement (INSERT … SELECT over contacts), with its
- * send-email job at campaign priority, in the caller's transaction. MARKETING skips unsubscribed
- * contacts. Subject and body are stored as templates: delivery renders them with the contact's
- * data at that moment (delivery/personalise.ts). A suppressed address's row is CANCELLED with the
- * reason (and no job): visible per email and counted as cancelled in the stats, like every other
- * recipient not sent to. The unique (campaign_id, contact_id) index makes a second email per
- * contact impossible. Answers the rows inserted and how many were queued.
+ * One email row per audience contact and the campaign's delivery batch jobs, in ONE statement
+ * (INSERT … SELECT over contacts, then `add_jobs` over the queued rows' ids in order), in the
+ * caller's transaction. MARKETING skips unsubscribed contacts. Subject and body are stored as
+ * templates: delivery renders them with the contact's data at that moment
+ * (delivery/personalise.ts). A suppressed address's row is CANCELLED with the reason (in no
+ * batch): visible per email and counted as cancelled in the stats, like every other recipient
+ * not sent to. The unique (campaign_id, contact_id) index makes a second email per contact
+ * impossible. Answers the rows inserted and how many were queued.
  */
 export async function materialiseCampaignEmails(trx: Transaction<Database>, a: CampaignAudience): Promise<{ total: number; queued: number }> {
   const marketing = a.type === 'MARKETING' ? sql`AND c.subscribed` : sql``;
   const { prefix, suffix } = messageIdParts(a.fromEmail);
-  const { rows } = await sql<{ id: string; status: string }>`
-    INSERT INTO emails (id, project_id, contact_id, source, type, campaign_id, to_email, from_email, from_name, reply_to,
-                        subject, html, message_id, status, error)
-    SELECT r.id, ${a.projectId}, r.contact_id, 'CAMPAIGN', ${a.type}, ${a.campaignId}, r.email,
-           ${a.fromEmail}, ${a.fromName}, ${a.replyTo}, ${a.subject}, ${a.body},
-           ${prefix}::text || r.id::text || ${suffix}::text, CASE WHEN r.suppressed IS NULL THEN 'PENDING' ELSE 'CANCELLED' END, r.suppressed
-    FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email, ${suppressionNoteSql('sup')} AS suppressed
-          FROM contacts c ${suppressionJoinSql(a.projectId, sql.ref('c.email'), 'sup')}
-          WHERE c.project_id = ${a.projectId} AND (${a.audience}) ${marketing}) r
-    ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
-    RETURNING id, status`.execute(trx);
-  const ids = rows.filter((r) => r.status === 'PENDING').map((r) => r.id);
-  for (let i = 0; i < ids.length; i += ENQUEUE_CHUNK) {
-    await enqueueEmails(trx, ids.slice(i, i + ENQUEUE_CHUNK), { priority: JobPriority.campaign });
-  }
-  return { total: rows.length, queued: ids.length };
+  const { rows } = await sql<{ total: number; queued: number }>`
+    WITH inserted AS (
+      INSERT INTO emails (id, project_id, contact_id, source, type, campaign_id, to_email, from_email, from_name, reply_to,
+                          subject, html, message_id, status, error)
+      SELECT r.id, ${a.projectId}, r.contact_id, 'CAMPAIGN', ${a.type}, ${a.campaignId}, r.email,
+             ${a.fromEmail}, ${a.fromName}, ${a.replyTo}, ${a.subject}, ${a.body},
+             ${prefix}::text || r.id::text || ${suffix}::text, CASE WHEN r.suppressed IS NULL THEN 'PENDING' ELSE 'CANCELLED' END, r.suppressed
+      FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email, ${suppressionNoteSql('sup')} AS suppressed
+            FROM contacts c ${suppressionJoinSql(a.projectId, sql.ref('c.email'), 'sup')}
+            WHERE c.project_id = ${a.projectId} AND (${a.audience}) ${marketing}) r
+      ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
+      RETURNING id, status
+    ),
+    queued AS (
+      SELECT id, (row_number() OVER (ORDER BY id) - 1) / ${CAMPAIGN_BATCH_SIZE}::int AS n FROM inserted WHERE status = 'PENDING'
+    ),
+    batches AS (
+      SELECT n, (array_agg(id ORDER BY id))[1] AS first, (array_agg(id ORDER BY id DESC))[1] AS last FROM queued GROUP BY n
+    )
+    SELECT (SELECT count(*) FROM inserted)::int AS total, (SELECT count(*) FROM queued)::int AS queued,
+      (SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+        SELECT ROW(${Tasks.campaignDeliver}::text, json_build_object('campaignId', ${a.campaignId}::text, 'first', b.first, 'last', b.last),
+                   ${campaignLane(a.campaignId, sql`b.n`)}, NULL::timestamptz, ${CAMPAIGN_BATCH_MAX_ATTEMPTS}::int,
+                   ${`${Tasks.campaignDeliver}:`}::text || b.n::text || ':' || ${a.campaignId}::text, ${JobPriority.campaign}::int,
+                   NULL::text[])::graphile_worker.job_spec
+        FROM batches b))) AS jobs`.execute(trx);
+  const { total = 0, queued = 0 } = rows[0] ?? {};
+  return { total, queued };
+}
+
+/** SQL: the named queue (lane) of a campaign's batch number `n`. */
+const campaignLane = (campaignId: string, n: RawBuilder<unknown>) =>
+  sql<string>`${`${Tasks.campaignDeliver}:`}::text || ${campaignId}::text || ':' || (${n} % ${CAMPAIGN_LANES}::int)::text`;
+
+/**
+ * The emails of one delivery batch still to deliver: the campaign's PENDING ones in the id range,
+ * and SENDING ones (an earlier run of the batch was interrupted: delivery settles them by their
+ * end-of-data stage), in id order.
+ */
+export async function campaignBatchEmailIds(db: Db, batch: { campaignId: string; first: string; last: string }): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    SELECT id FROM emails
+    WHERE id BETWEEN ${batch.first}::uuid AND ${batch.last}::uuid AND campaign_id = ${batch.campaignId}::uuid
+      AND status IN ('PENDING', 'SENDING')
+    ORDER BY id`.execute(db);
+  return rows.map((r) => r.id);
 }
 
 /** Every email of the campaign not handed to the relay yet becomes CANCELLED, in one statement. */
@@ -90,19 +131,26 @@ export const STALLED_EMAIL_AFTER = '10 minutes';
 
 /**
  * The net under lost delivery jobs, so that campaign completion can always happen: PENDING emails
- * of SENDING campaigns, untouched for STALLED_EMAIL_AFTER, whose send-email job is gone get it
- * again (delivery is exactly once whatever runs it); those whose job used all its attempts
- * without recording the outcome (its last write failed) become FAILED with the job's last error.
- * Both set-based. Returns how many of each.
+ * of SENDING campaigns, untouched for STALLED_EMAIL_AFTER, with no delivery batch of their
+ * campaign left to run (queued, running, or with attempts left) and no send-email job of their
+ * own, get one (delivery is exactly once whatever runs it); those whose own job used all its
+ * attempts without recording the outcome (its last write failed) become FAILED with the job's
+ * last error. Both set-based. Returns how many of each.
  */
 export async function recoverStalledCampaignEmails(db: Kysely<Database>): Promise<{ requeued: number; failed: number }> {
   return db.transaction().execute(async (trx) => {
     const { rows } = await sql<{ id: string; exhausted: boolean; last_error: string | null }>`
+      WITH batching AS (
+        SELECT DISTINCT b.payload ->> 'campaignId' AS campaign_id
+        FROM graphile_worker._private_jobs b JOIN graphile_worker._private_tasks t ON t.id = b.task_id
+        WHERE t.identifier = ${Tasks.campaignDeliver} AND (b.locked_at IS NOT NULL OR b.attempts < b.max_attempts)
+      )
       SELECT e.id, j.id IS NOT NULL AS exhausted, j.last_error
       FROM campaigns c
       JOIN emails e ON e.campaign_id = c.id AND e.status = 'PENDING'
       LEFT JOIN graphile_worker._private_jobs j ON j.key = e.id::text
       WHERE c.status = 'SENDING' AND e.updated_at < now() - ${STALLED_EMAIL_AFTER}::interval
+        AND NOT EXISTS (SELECT 1 FROM batching b WHERE b.campaign_id = c.id::text)
         AND (j.id IS NULL OR (j.locked_at IS NULL AND j.attempts >= j.max_attempts))
       LIMIT 10000
       FOR UPDATE OF e SKIP LOCKED`.execute(trx);

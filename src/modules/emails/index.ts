@@ -15,6 +15,10 @@ export { queueTestEmail, type TestEmailDeps, type TestEmailInput } from './test-
 // Campaigns: the rows of an audience, cancel, completion conditions, the net under lost jobs, stats.
 export {
   type CampaignAudience,
+  CAMPAIGN_BATCH_CONCURRENCY,
+  CAMPAIGN_BATCH_SIZE,
+  CAMPAIGN_LANES,
+  campaignBatchEmailIds,
   type CampaignEmailCounts,
   campaignHasEmailsSql,
   campaignHasUnfinishedEmailsSql,

@@ -34,7 +34,7 @@ export async function deleteProjectJobs(trx: Transaction<Database>, projectId: s
       WHERE (t.identifier = ANY(${byProject}::text[]) AND j.payload ->> 'projectId' = ${projectId})
          OR (t.identifier = ${Tasks.sendEmail}
              AND EXISTS (SELECT 1 FROM emails e WHERE e.id = ${uuidOf(sql`j.key`)} AND e.project_id = ${projectId}))
-         OR (t.identifier IN (${Tasks.campaignSend}, ${Tasks.campaignComplete})
+         OR (t.identifier IN (${Tasks.campaignSend}, ${Tasks.campaignDeliver}, ${Tasks.campaignComplete})
              AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = ${uuidOf(sql`j.payload ->> 'campaignId'`)} AND c.project_id = ${projectId}))
          OR (t.identifier = ${Tasks.segmentsRecompute}
              AND EXISTS (SELECT 1 FROM segments s WHERE s.id = ${uuidOf(sql`j.payload ->> 'segmentId'`)} AND s.project_id = ${projectId}))

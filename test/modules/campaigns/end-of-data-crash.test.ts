@@ -123,11 +123,18 @@ describe('a worker SIGKILLed inside SMTP transactions', () => {
     // they run (a worker takes seconds to start), so only the last needs waiting for.
     const [first, second] = await Promise.all([startReadyWorker(t, slowSink.url), startReadyWorker(t, slowSink.url)]);
     expect((await api(t.app, s.project, 'POST', `/campaigns/${c.id}/send`)).statusCode).toBe(200);
+    // Deliveries move in step (their statements are shared): each kill is aimed at a moment when
+    // some transactions are before their final dot, or a kill may only ever cut replies.
+    const beforeDot = async () =>
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM emails WHERE campaign_id = ${c.id} AND status = 'SENDING' AND end_of_data_at IS NULL`.execute(t.db.db))
+        .rows[0]?.n !== 0;
     await waitFor('60 messages', () => total() >= 60);
+    await waitFor('a transaction before its final dot', beforeDot);
     await killHard(first);
     await releaseKilledWorker(t, first);
     const third = startReadyWorker(t, slowSink.url);
     await waitFor('150 messages', () => total() >= 150);
+    await waitFor('a transaction before its final dot', beforeDot);
     await killHard(second);
     expect(total(), 'the second kill landed after the campaign had finished').toBeLessThan(N);
     await releaseKilledWorker(t, second);

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { Db } from '../../../src/db/connection.js';
 import type { CampaignStatus } from '../../../src/db/schema.js';
+import { Tasks } from '../../../src/jobs/index.js';
 import type { Campaign } from '../../../src/modules/campaigns/campaigns.schema.js';
 import { bearer, type TestProject } from '../../helpers/accounts.js';
 import { until } from '../../helpers/poll.js';
@@ -49,15 +50,21 @@ export const emailsOf = (t: SendTestApp, campaignId: string) =>
   t.db.db.selectFrom('emails').selectAll().where('campaign_id', '=', campaignId).execute();
 
 /**
- * Polls until no send job of the campaign's emails is left: after that nothing of the campaign
- * can reach the SMTP sink any more (a job is deleted only after its relay's 250, and the sink
- * records a message before answering it). For "nothing more arrived" checks, instead of a sleep.
+ * Polls until no delivery job of the campaign is left (its batches, and its emails' own jobs):
+ * after that nothing of the campaign can reach the SMTP sink any more (a job is deleted only after
+ * its relay's 250, and the sink records a message before answering it). For "nothing more
+ * arrived" checks, instead of a sleep.
  */
 export async function waitForNoEmailJobs(t: SendTestApp, campaignId: string, timeoutMs = 20_000): Promise<void> {
   const ids = (await emailsOf(t, campaignId)).map((e) => e.id);
-  await until(`no send job left for campaign ${campaignId}`, async () => (await jobsOf(t.db, ids)).length === 0, {
+  const left = async () => {
+    const { rows: batches } = await sql<{ key: string }>`
+      SELECT key FROM graphile_worker._private_jobs WHERE key LIKE ${`${Tasks.campaignDeliver}:%:${campaignId}`}`.execute(t.db.db);
+    return [...batches, ...(await jobsOf(t.db, ids))];
+  };
+  await until(`no delivery job left for campaign ${campaignId}`, async () => (await left()).length === 0, {
     timeoutMs,
     intervalMs: 50,
-    why: async () => JSON.stringify((await jobsOf(t.db, ids)).slice(0, 5)),
+    why: async () => JSON.stringify((await left()).slice(0, 5)),
   });
 }
