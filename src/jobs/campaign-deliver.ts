@@ -5,7 +5,7 @@ import type { JobDeps } from './deps.js';
 import { JobPriority, Tasks } from './queue.js';
 import { deliveryOf } from './send-email.js';
 
-/** One batch of a campaign's emails: the range of their ids (campaign-emails.repo.ts materialiseCampaignEmails). */
+/** One batch of a campaign's emails: the range of their ids (campaign-emails.repo.ts queueCampaignBatches). */
 export const CampaignDeliverPayload = z.object({ campaignId: z.uuid(), first: z.uuid(), last: z.uuid() });
 
 /** graphile-worker's backoff after a first failed attempt (exp(1) seconds): an email's retry waits as its own job's would. */

@@ -7,8 +7,8 @@ export const CampaignJobPayload = z.object({ campaignId: z.uuid() });
 
 /**
  * Starts a campaign: a due SCHEDULED one becomes SENDING, then its recipients are materialised
- * with their send-email jobs (src/modules/campaigns/fanout.ts). Idempotent: keyed per campaign,
- * and a re-run finds the email rows and does nothing. A failure that retrying cannot fix (the
+ * with their delivery batch jobs (src/modules/campaigns/fanout.ts). Idempotent: keyed per
+ * campaign, and a re-run finds the campaign materialised and does nothing. A failure that retrying cannot fix (the
  * stored audience cannot be evaluated), or the last of its bounded attempts, ends the campaign
  * CANCELLED with the reason and completes the job; other failures throw (retried with backoff).
  */

@@ -84,7 +84,7 @@ export async function audienceSql(db: Kysely<Database>, campaign: AudienceSource
 
 /**
  * How many emails sending the campaign now would queue: its audience (MARKETING: subscribed
- * contacts only) less suppressed addresses, as materialiseCampaignEmails counts them; one count
+ * contacts only) less suppressed addresses, as insertCampaignEmails materialises them; one count
  * query. The billing cap check of send and schedule. An audience that cannot be evaluated counts
  * 0 here: the send job ends that campaign with the reason (start-failure.ts).
  */

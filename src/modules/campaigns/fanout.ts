@@ -3,24 +3,24 @@ import type { BillingConfig } from '../../config.js';
 import type { Database } from '../../db/schema.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
 import {
-  campaignHasEmailsSql,
   campaignHasUnfinishedEmailsSql,
-  hasCampaignEmails,
-  materialiseCampaignEmails,
+  insertCampaignEmails,
+  queueCampaignBatches,
   recoverStalledCampaignEmails,
 } from '../emails/index.js';
 import { enforceEmailCap } from '../billing/index.js';
-import { audienceSql } from './audience.js';
+import { audienceSql, countCampaignRecipients } from './audience.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 /**
  * Fan-out and completion of a campaign (DESIGN §8), exactly once:
- * - the recipients are materialised ONCE, set-based (INSERT … SELECT over contacts), with their
- *   send-email jobs, in the transaction that holds the campaign's row lock: a crash rolls it all
- *   back and the re-run job starts over; a re-run after a commit finds the email rows and does
- *   nothing (the rows are the marker), and the unique (campaign_id, contact_id) index makes a
- *   duplicate impossible even so;
+ * - the recipients are materialised ONCE, set-based (INSERT … SELECT over contacts, in parallel
+ *   parts on one snapshot: emails module insertCampaignEmails), then their delivery batch jobs
+ *   and total_recipients are committed by the transaction that holds the campaign's row lock: the
+ *   jobs exist only once the campaign is materialised (total_recipients > 0 is the marker), a
+ *   crash before that commit leaves rows without jobs that the re-run completes, and the unique
+ *   (campaign_id, contact_id) index makes a second email per contact impossible;
  * - completion (SENDING → SENT) is a guarded UPDATE run by a per-campaign check job that
  *   re-enqueues itself while emails are pending, and by a cron sweep every minute.
  */
@@ -66,28 +66,40 @@ export type FanOutOutcome =
   | { kind: 'not-due' };
 
 /**
- * The campaign-send job's work: a due SCHEDULED campaign becomes SENDING, then a SENDING
- * campaign without email rows gets them (one per audience contact; MARKETING skips unsubscribed
- * contacts), each with its send-email job at campaign priority (a suppressed address's row is
- * CANCELLED with the reason instead, without a job), total_recipients set (all rows), and a
- * completion check enqueued. An audience with nothing to deliver completes at once (SENT). Safe
- * to run any number of times.
+ * The campaign-send job's work: a due SCHEDULED campaign becomes SENDING (committed at once),
+ * then a SENDING campaign not materialised yet (total_recipients 0: a materialised one has at
+ * least one row, or is SENT) gets its email rows (one per audience contact; MARKETING skips
+ * unsubscribed contacts; a suppressed address's row is CANCELLED with the reason), inserted by
+ * parallel transactions on this one's snapshot (insertCampaignEmails), then, in this
+ * transaction, the delivery batch jobs at campaign priority, total_recipients (all rows) and a
+ * completion check. An audience with nothing to deliver completes at once (SENT). Safe to run any
+ * number of times: a run cut between the rows and this commit is completed by the next.
  */
 export async function runCampaignSend(db: Kysely<Database>, campaignId: string, billing?: BillingConfig): Promise<FanOutOutcome> {
-  return db.transaction().execute(async (trx) => {
-    const campaign = await trx.selectFrom('campaigns').selectAll().where('id', '=', campaignId).forUpdate().executeTakeFirst();
+  const started = await db.transaction().execute(async (trx): Promise<FanOutOutcome | undefined> => {
+    const campaign = await trx.selectFrom('campaigns').select(['status', 'scheduled_for']).where('id', '=', campaignId).forUpdate().executeTakeFirst();
     if (!campaign) return { kind: 'not-sending', status: 'DELETED' };
-    let status = campaign.status;
-    if (status === 'SCHEDULED') {
+    if (campaign.status === 'SCHEDULED') {
       if (campaign.scheduled_for && campaign.scheduled_for.getTime() > Date.now() + 1000) return { kind: 'not-due' };
       await trx.updateTable('campaigns').set({ status: 'SENDING', started_at: sql<Date>`now()`, updated_at: sql`now()` }).where('id', '=', campaignId).execute();
-      status = 'SENDING';
+      return undefined;
     }
-    if (status !== 'SENDING') return { kind: 'not-sending', status };
-    if (await hasCampaignEmails(trx, campaignId)) return { kind: 'already' };
+    return campaign.status === 'SENDING' ? undefined : { kind: 'not-sending', status: campaign.status };
+  });
+  if (started) return started;
 
+  return db.transaction().execute(async (trx) => {
+    // NO KEY UPDATE: excludes other runs, cancels and edits, not the foreign-key checks (KEY SHARE) of the inserting parts.
+    const campaign = await trx.selectFrom('campaigns').selectAll().where('id', '=', campaignId).forNoKeyUpdate().executeTakeFirst();
+    if (!campaign) return { kind: 'not-sending', status: 'DELETED' };
+    if (campaign.status !== 'SENDING') return { kind: 'not-sending', status: campaign.status };
+    if (campaign.total_recipients > 0) return { kind: 'already' };
+
+    // Over a monthly cap (it filled since the send was accepted): 402 before any row is written; start-failure ends the campaign.
+    const cap = { projectId: campaign.project_id, category: 'campaign' as const };
+    await enforceEmailCap(trx, billing, { ...cap, count: () => countCampaignRecipients(trx, campaign), dryRun: true });
     // Who: the campaign's audience; the rows themselves (content, suppressions, jobs) are the emails module's.
-    const { total, queued } = await materialiseCampaignEmails(trx, {
+    await insertCampaignEmails(db, trx, {
       projectId: campaign.project_id,
       campaignId,
       type: campaign.type,
@@ -98,8 +110,9 @@ export async function runCampaignSend(db: Kysely<Database>, campaignId: string, 
       body: campaign.body,
       audience: await audienceSql(trx, campaign),
     });
-    // Over a monthly cap (it filled since the send was accepted): 402 rolls the rows back; start-failure ends the campaign.
-    await enforceEmailCap(trx, billing, { projectId: campaign.project_id, category: 'campaign', count: queued });
+    const { total, queued } = await queueCampaignBatches(trx, campaignId);
+    // Counted for real with the rows; filled meanwhile by other mail: 402 rolls the jobs back, start-failure cancels the rows.
+    await enforceEmailCap(trx, billing, { ...cap, count: queued });
     const done = queued === 0;
     await trx
       .updateTable('campaigns')
@@ -114,14 +127,14 @@ export async function runCampaignSend(db: Kysely<Database>, campaignId: string, 
 /**
  * SENDING → SENT for the given campaigns (or every SENDING campaign) whose emails are all
  * finished (SENT or later, FAILED or CANCELLED). A campaign whose recipients are not
- * materialised yet has no email rows and is left alone. Returns the ids completed.
+ * materialised yet (total_recipients 0) is left alone. Returns the ids completed.
  */
 export async function completeFinishedCampaigns(db: Db, campaignIds?: readonly string[]): Promise<string[]> {
   const only = campaignIds ? sql`AND c.id = ANY(${campaignIds}::uuid[])` : sql``;
   const { rows } = await sql<{ id: string }>`
     UPDATE campaigns c SET status = 'SENT', sent_at = now(), updated_at = now()
     WHERE c.status = 'SENDING' ${only}
-      AND ${campaignHasEmailsSql(sql.ref('c.id'))}
+      AND c.total_recipients > 0
       AND NOT ${campaignHasUnfinishedEmailsSql(sql.ref('c.id'))}
     RETURNING c.id`.execute(db);
   return rows.map((r) => r.id);
@@ -150,7 +163,7 @@ export async function sweepCampaigns(db: Kysely<Database>): Promise<{ completed:
              job_key := 'campaign-send:' || c.id::text, priority := ${JobPriority.campaign}::int,
              max_attempts := ${START_MAX_ATTEMPTS}::int))::int AS n
     FROM campaigns c
-    WHERE (c.status = 'SENDING' AND NOT ${campaignHasEmailsSql(sql.ref('c.id'))})
+    WHERE (c.status = 'SENDING' AND c.total_recipients = 0)
        OR (c.status = 'SCHEDULED' AND c.scheduled_for < now() - interval '1 minute')`.execute(db);
   return { completed: completed.length, restarted: rows[0]?.n ?? 0, recovered: requeued + failed };
 }

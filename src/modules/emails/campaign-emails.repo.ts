@@ -40,49 +40,81 @@ export interface CampaignAudience {
   audience: RawBuilder<SqlBool>;
 }
 
-/** Whether the campaign has email rows (the fan-out's "already materialised" marker). */
-export async function hasCampaignEmails(db: Db, campaignId: string): Promise<boolean> {
-  const row = await db.selectFrom('emails').select('id').where('campaign_id', '=', campaignId).limit(1).executeTakeFirst();
-  return row !== undefined;
+/**
+ * A materialisation's rows are inserted by this many transactions at once, each taking the
+ * contacts whose id hashes to its part, all reading one snapshot (docs/campaigns.md
+ * "Materialisation"): the heap, index and foreign-key work of a big audience is a core's work
+ * per part.
+ */
+export const MATERIALISE_PARTS = 2;
+
+/**
+ * The email rows of a campaign's audience, one per contact, inserted in MATERIALISE_PARTS
+ * transactions of their own (committed before the caller's) that import the caller's snapshot:
+ * together they insert exactly the audience the caller sees. The caller holds the campaign's row
+ * lock (FOR NO KEY UPDATE: the parts' foreign-key checks take KEY SHARE on it) and commits the
+ * campaign's materialised state after them ({@link queueCampaignBatches}); if it never does, a
+ * re-run inserts what is missing (ON CONFLICT on (campaign_id, contact_id)) on its own snapshot.
+ * MARKETING skips unsubscribed contacts. Subject and body are stored as templates: delivery
+ * renders them with the contact's data at that moment (delivery/personalise.ts). A suppressed
+ * address's row is CANCELLED with the reason: visible per email and counted as cancelled in the
+ * stats, like every other recipient not sent to. Every part is waited for; the first error is
+ * thrown.
+ */
+export async function insertCampaignEmails(db: Kysely<Database>, trx: Transaction<Database>, a: CampaignAudience): Promise<void> {
+  const { rows } = await sql<{ snapshot: string }>`SELECT pg_export_snapshot() AS snapshot`.execute(trx);
+  const snapshot = rows[0]?.snapshot ?? '';
+  if (!/^[0-9A-F-]+$/i.test(snapshot)) throw new Error(`unexpected snapshot id ${JSON.stringify(snapshot)}`);
+  const parts = await Promise.allSettled(
+    Array.from({ length: MATERIALISE_PARTS }, (_, part) =>
+      db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (partTrx) => {
+          await sql`SET TRANSACTION SNAPSHOT ${sql.lit(snapshot)}`.execute(partTrx);
+          await insertCampaignEmailsPart(partTrx, a, part, MATERIALISE_PARTS);
+        }),
+    ),
+  );
+  for (const p of parts) if (p.status === 'rejected') throw p.reason;
+}
+
+/** One part's rows: the audience contacts whose id hashes to `part` of `parts` (a transaction's worth). */
+export async function insertCampaignEmailsPart(trx: Transaction<Database>, a: CampaignAudience, part: number, parts: number): Promise<void> {
+  const marketing = a.type === 'MARKETING' ? sql`AND c.subscribed` : sql``;
+  const { prefix, suffix } = messageIdParts(a.fromEmail);
+  await sql`
+    INSERT INTO emails (id, project_id, contact_id, source, type, campaign_id, to_email, from_email, from_name, reply_to,
+                        subject, html, message_id, status, error)
+    SELECT r.id, ${a.projectId}, r.contact_id, 'CAMPAIGN', ${a.type}, ${a.campaignId}, r.email,
+           ${a.fromEmail}, ${a.fromName}, ${a.replyTo}, ${a.subject}, ${a.body},
+           ${prefix}::text || r.id::text || ${suffix}::text, CASE WHEN r.suppressed IS NULL THEN 'PENDING' ELSE 'CANCELLED' END, r.suppressed
+    FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email, ${suppressionNoteSql('sup')} AS suppressed
+          FROM contacts c ${suppressionJoinSql(a.projectId, sql.ref('c.email'), 'sup')}
+          WHERE c.project_id = ${a.projectId} AND (${a.audience}) ${marketing}
+            AND abs(hashtext(c.id::text)::bigint) % ${parts}::int = ${part}::int) r
+    ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING`.execute(trx);
 }
 
 /**
- * One email row per audience contact and the campaign's delivery batch jobs, in ONE statement
- * (INSERT … SELECT over contacts, then `add_jobs` over the queued rows' ids in order), in the
- * caller's transaction. MARKETING skips unsubscribed contacts. Subject and body are stored as
- * templates: delivery renders them with the contact's data at that moment
- * (delivery/personalise.ts). A suppressed address's row is CANCELLED with the reason (in no
- * batch): visible per email and counted as cancelled in the stats, like every other recipient
- * not sent to. The unique (campaign_id, contact_id) index makes a second email per contact
- * impossible. Answers the rows inserted and how many were queued.
+ * The campaign's delivery batch jobs, over its PENDING emails in id order (a suppressed
+ * address's CANCELLED row is in none), in ONE statement in the caller's transaction. Answers
+ * the campaign's rows and how many were queued.
  */
-export async function materialiseCampaignEmails(trx: Transaction<Database>, a: CampaignAudience): Promise<{ total: number; queued: number }> {
-  const marketing = a.type === 'MARKETING' ? sql`AND c.subscribed` : sql``;
-  const { prefix, suffix } = messageIdParts(a.fromEmail);
+export async function queueCampaignBatches(trx: Transaction<Database>, campaignId: string): Promise<{ total: number; queued: number }> {
   const { rows } = await sql<{ total: number; queued: number }>`
-    WITH inserted AS (
-      INSERT INTO emails (id, project_id, contact_id, source, type, campaign_id, to_email, from_email, from_name, reply_to,
-                          subject, html, message_id, status, error)
-      SELECT r.id, ${a.projectId}, r.contact_id, 'CAMPAIGN', ${a.type}, ${a.campaignId}, r.email,
-             ${a.fromEmail}, ${a.fromName}, ${a.replyTo}, ${a.subject}, ${a.body},
-             ${prefix}::text || r.id::text || ${suffix}::text, CASE WHEN r.suppressed IS NULL THEN 'PENDING' ELSE 'CANCELLED' END, r.suppressed
-      FROM (SELECT uuid_generate_v7() AS id, c.id AS contact_id, c.email, ${suppressionNoteSql('sup')} AS suppressed
-            FROM contacts c ${suppressionJoinSql(a.projectId, sql.ref('c.email'), 'sup')}
-            WHERE c.project_id = ${a.projectId} AND (${a.audience}) ${marketing}) r
-      ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
-      RETURNING id, status
-    ),
-    queued AS (
-      SELECT id, (row_number() OVER (ORDER BY id) - 1) / ${CAMPAIGN_BATCH_SIZE}::int AS n FROM inserted WHERE status = 'PENDING'
+    WITH queued AS (
+      SELECT id, (row_number() OVER (ORDER BY id) - 1) / ${CAMPAIGN_BATCH_SIZE}::int AS n
+      FROM emails WHERE campaign_id = ${campaignId} AND status = 'PENDING'
     ),
     batches AS (
       SELECT n, (array_agg(id ORDER BY id))[1] AS first, (array_agg(id ORDER BY id DESC))[1] AS last FROM queued GROUP BY n
     )
-    SELECT (SELECT count(*) FROM inserted)::int AS total, (SELECT count(*) FROM queued)::int AS queued,
+    SELECT (SELECT count(*) FROM emails WHERE campaign_id = ${campaignId})::int AS total, (SELECT count(*) FROM queued)::int AS queued,
       (SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
-        SELECT ROW(${Tasks.campaignDeliver}::text, json_build_object('campaignId', ${a.campaignId}::text, 'first', b.first, 'last', b.last),
-                   ${campaignLane(a.campaignId, sql`b.n`)}, NULL::timestamptz, ${CAMPAIGN_BATCH_MAX_ATTEMPTS}::int,
-                   ${`${Tasks.campaignDeliver}:`}::text || b.n::text || ':' || ${a.campaignId}::text, ${JobPriority.campaign}::int,
+        SELECT ROW(${Tasks.campaignDeliver}::text, json_build_object('campaignId', ${campaignId}::text, 'first', b.first, 'last', b.last),
+                   ${campaignLane(campaignId, sql`b.n`)}, NULL::timestamptz, ${CAMPAIGN_BATCH_MAX_ATTEMPTS}::int,
+                   ${`${Tasks.campaignDeliver}:`}::text || b.n::text || ':' || ${campaignId}::text, ${JobPriority.campaign}::int,
                    NULL::text[])::graphile_worker.job_spec
         FROM batches b))) AS jobs`.execute(trx);
   const { total = 0, queued = 0 } = rows[0] ?? {};
@@ -117,10 +149,6 @@ export async function cancelPendingCampaignEmails(trx: Db, campaignId: string, e
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
-
-/** SQL: the campaign `campaignId` (a column reference) has email rows. */
-export const campaignHasEmailsSql = (campaignId: RawBuilder<unknown>): RawBuilder<SqlBool> =>
-  sql<SqlBool>`EXISTS (SELECT 1 FROM emails e WHERE e.campaign_id = ${campaignId})`;
 
 /** SQL: the campaign `campaignId` (a column reference) has an email still to deliver (PENDING or SENDING). */
 export const campaignHasUnfinishedEmailsSql = (campaignId: RawBuilder<unknown>): RawBuilder<SqlBool> =>

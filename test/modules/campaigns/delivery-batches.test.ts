@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tasks } from '../../../src/jobs/index.js';
-import { runCampaignSend } from '../../../src/modules/campaigns/fanout.js';
-import { CAMPAIGN_BATCH_SIZE, CAMPAIGN_LANES } from '../../../src/modules/emails/index.js';
+import { completeFinishedCampaigns, runCampaignSend, sweepCampaigns } from '../../../src/modules/campaigns/fanout.js';
+import { CAMPAIGN_BATCH_SIZE, CAMPAIGN_LANES, insertCampaignEmailsPart, MATERIALISE_PARTS } from '../../../src/modules/emails/index.js';
 import { until } from '../../helpers/poll.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { createSendTestApp, jobsOf, type SendTestApp } from '../emails/helpers.js';
@@ -77,6 +77,41 @@ describe('materialisation queues delivery batches, not one job per email', () =>
     const row = await waitForCampaign(t, c.id, ['SENT'], 30_000);
     expect(row.total_recipients).toBe(n);
     for (const x of contacts) expect(sink.messagesTo(x.email).length, x.email).toBe(x.email === suppressed ? 0 : 1);
+  });
+});
+
+describe('a fan-out cut after some of its parts committed', () => {
+  it('is not complete (no jobs, never SENT by the sweep); the next run inserts the missing rows, once each, and queues every batch', async () => {
+    const n = 40;
+    const s = await sender(t);
+    const contacts = await seedContacts(t.db, s.project.id, n, { tag: `r${Date.now()}-` });
+    const c = await createCampaign(t, s);
+    await t.withWorkerStopped(async () => {
+      expect((await api(t.app, s.project, 'POST', `/campaigns/${c.id}/send`)).statusCode).toBe(200);
+      await t.db.db.updateTable('campaigns').set({ status: 'SENDING' }).where('id', '=', c.id).execute();
+      // The first part committed; the run died before the rest and its own commit.
+      await t.db.db.transaction().execute((trx) =>
+        insertCampaignEmailsPart(trx, { projectId: s.project.id, campaignId: c.id, type: 'MARKETING', fromEmail: s.from, fromName: null, replyTo: null, subject: c.subject, body: c.body, audience: sql`true` }, 0, MATERIALISE_PARTS),
+      );
+      const partial = await emailsOf(t, c.id);
+      expect(partial.length).toBeGreaterThan(0);
+      expect(partial.length).toBeLessThan(n);
+      expect(await batchJobsOf(c.id)).toEqual([]);
+      // Even with all of those rows finished, the campaign is not complete: it is not materialised.
+      await sql`UPDATE emails SET status = 'SENT', sent_at = now() WHERE campaign_id = ${c.id}`.execute(t.db.db);
+      expect(await completeFinishedCampaigns(t.db.db, [c.id])).toEqual([]);
+      expect((await sweepCampaigns(t.db.db)).restarted).toBeGreaterThanOrEqual(1);
+
+      expect(await runCampaignSend(t.db.db, c.id)).toEqual({ kind: 'materialised', recipients: n });
+      const rows = await emailsOf(t, c.id);
+      expect(rows.map((e) => e.contact_id).sort()).toEqual(contacts.map((x) => x.id).sort());
+      const pending = rows.filter((e) => e.status === 'PENDING').map((e) => e.id).sort();
+      expect(pending).toHaveLength(n - partial.length);
+      const jobs = await batchJobsOf(c.id);
+      expect(jobs.flatMap((j) => pending.filter((id) => id >= j.payload.first && id <= j.payload.last))).toEqual(pending);
+      expect(await runCampaignSend(t.db.db, c.id)).toEqual({ kind: 'already' });
+    });
+    await waitForCampaign(t, c.id, ['SENT'], 30_000);
   });
 });
 
