@@ -4,7 +4,7 @@ import type tls from 'node:tls';
 /** Pool defaults; each can be overridden by a query parameter of SMTP_URL (`?maxConnections=16`). */
 export const SMTP_POOL_DEFAULTS = {
   /** Connections kept open to the relay. */
-  maxConnections: 8,
+  maxConnections: 16,
   /** Messages per connection; then it says QUIT and a new one is opened. */
   maxMessages: 1000,
   /** Milliseconds to open the TCP connection (and the TLS handshake of smtps://). */

@@ -21,7 +21,7 @@ type Db = Kysely<Database> | Transaction<Database>;
  * slots (transactional mail keeps the others) however many batches are queued.
  */
 export const CAMPAIGN_BATCH_SIZE = 500;
-export const CAMPAIGN_BATCH_CONCURRENCY = 8;
+export const CAMPAIGN_BATCH_CONCURRENCY = 16;
 export const CAMPAIGN_LANES = 2;
 /** Attempts of a batch job (a run fails only when the database does: each email's own failures are its own). */
 export const CAMPAIGN_BATCH_MAX_ATTEMPTS = 25;

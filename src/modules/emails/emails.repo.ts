@@ -310,8 +310,9 @@ export interface SentMark {
 /**
  * SENT + sent_at + the email.sent event for many emails in ONE statement: what `recordMilestone(trx,
  * {status: 'SENT'})` does for each (sent_at set once, status moved forward only, FAILED/CANCELLED
- * left alone, the event on the first occurrence), on the hot path of delivery (bench/send.md).
- * Answers the ids that were recorded (not those FAILED/CANCELLED). One mark per email.
+ * left alone, the event on the first occurrence; `unconfirmed`, the note and the subject from the
+ * first mark only), on the hot path of delivery (bench/send.md). Answers the ids that were
+ * recorded (not those FAILED/CANCELLED). One mark per email.
  */
 export async function markSent(db: Kysely<Database>, marks: readonly SentMark[]): Promise<Set<string>> {
   if (marks.length === 0) return new Set();
@@ -359,10 +360,12 @@ const markSentStatement = compiledStatement(
         sent_at = coalesce(e.sent_at, now()),
         -- STATUS_RANK: only PENDING and SENDING rank below SENT.
         status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'SENT' ELSE e.status END,
-        unconfirmed = i.unconfirmed AND e.status IN ('PENDING', 'SENDING'),
+        -- The first mark decides; a later one (another run of the email marking it unconfirmed
+        -- again after a crash) leaves the flag, note and subject as they are.
+        unconfirmed = CASE WHEN b.first THEN i.unconfirmed AND e.status IN ('PENDING', 'SENDING') ELSE e.unconfirmed END,
         updated_at = now(),
-        error = CASE WHEN i.set_note THEN i.note ELSE e.error END,
-        subject = CASE WHEN i.set_subject THEN i.subject ELSE e.subject END
+        error = CASE WHEN i.set_note AND b.first THEN i.note ELSE e.error END,
+        subject = CASE WHEN i.set_subject AND b.first THEN i.subject ELSE e.subject END
       FROM before b JOIN input i ON i.id = b.id
       WHERE e.id = b.id AND e.status NOT IN ('FAILED', 'CANCELLED')
       RETURNING e.id, b.first, e.contact_id, e.project_id, i.message_id

@@ -6,7 +6,7 @@ import { runCampaignSend, sweepCampaigns } from '../../../src/modules/campaigns/
 import { CAMPAIGN_UNSUBSCRIBED } from '../../../src/modules/emails/index.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { createSendTestApp, jobsOf, type SendTestApp } from '../emails/helpers.js';
-import { api, createCampaign, emailsOf, seedContacts, sender, waitForCampaign } from './helpers.js';
+import { api, createCampaign, emailsOf, seedContacts, sender, waitForCampaign, waitForNoEmailJobs } from './helpers.js';
 
 let sink: SmtpSink;
 let t: SendTestApp;
@@ -109,11 +109,9 @@ describe('sending a campaign', () => {
     const res = await api(t.app, s.project, 'POST', `/campaigns/${c.id}/cancel`);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ status: 'CANCELLED' });
-    // "None delivered later": poll until no delivery job of the campaign's emails is left, after
-    // which nothing can reach the sink any more (bounded: 20 s).
-    const ids = (await emailsOf(t, c.id)).map((e) => e.id);
-    for (let i = 0; i < 400 && (await jobsOf(t.db, ids)).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await jobsOf(t.db, ids)).toEqual([]);
+    // "None delivered later": poll until no delivery job of the campaign is left, after which
+    // nothing can reach the sink any more (bounded: 20 s).
+    await waitForNoEmailJobs(t, c.id);
     const emails = await emailsOf(t, c.id);
     const sent = emails.filter((e) => e.status === 'SENT');
     const cancelled = emails.filter((e) => e.status === 'CANCELLED');

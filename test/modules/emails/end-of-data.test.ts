@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDelivery, NO_REPLY_NOTE, UNCONFIRMED_NOTE } from '../../../src/modules/emails/index.js';
+import { markSent } from '../../../src/modules/emails/emails.repo.js';
 import { createMailTransport } from '../../../src/mail/transports/index.js';
 import { createSmtpTransport, SmtpError } from '../../../src/mail/transports/smtp.js';
 import { dkimSecretBox } from '../../../src/modules/domains/dkim-keys.js';
@@ -162,6 +163,23 @@ describe('delivery: the stage on the email row', () => {
       expect(failed).toMatchObject({ unconfirmed: false, error: 'Gave up after 10 attempts: connection terminated' });
       const [maybe] = await waitForStatus(t.db, [after], ['SENT']);
       expect(maybe).toMatchObject({ unconfirmed: true, error: UNCONFIRMED_NOTE });
+    } finally {
+      await mail.close();
+    }
+  });
+
+  it('an email past its end of data found by two runs (a re-run batch and a job of its own) stays unconfirmed: the second mark changes nothing', async () => {
+    const { mail, delivery } = deliveryWith(sink.url);
+    try {
+      const id = await pendingEmail('twice-unconfirmed@example.com');
+      await t.db.db.updateTable('emails').set({ status: 'SENDING', attempts: 1, end_of_data_at: new Date() }).where('id', '=', id).execute();
+      expect(await delivery.deliver({ emailId: id, attempt: 1, maxAttempts: 10 })).toMatchObject({ kind: 'unconfirmed' });
+      const first = await t.db.db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      expect(first).toMatchObject({ status: 'SENT', unconfirmed: true, error: UNCONFIRMED_NOTE });
+      // The other run read the row before that mark (SENDING past its end of data) and marks it the same way after it.
+      expect(await markSent(t.db.db, [{ emailId: id, messageId: first.message_id, note: UNCONFIRMED_NOTE, unconfirmed: true }])).toEqual(new Set([id]));
+      const second = await t.db.db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      expect(second).toMatchObject({ status: 'SENT', unconfirmed: true, error: UNCONFIRMED_NOTE, sent_at: first.sent_at });
     } finally {
       await mail.close();
     }
