@@ -5,7 +5,7 @@ import type { Campaign, CampaignStats } from '../../../src/modules/campaigns/cam
 import { runCampaignSend, sweepCampaigns } from '../../../src/modules/campaigns/fanout.js';
 import { CAMPAIGN_UNSUBSCRIBED } from '../../../src/modules/emails/index.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
-import { createSendTestApp, jobsOf, type SendTestApp } from '../emails/helpers.js';
+import { createSendTestApp, type SendTestApp } from '../emails/helpers.js';
 import { api, createCampaign, emailsOf, seedContacts, sender, waitForCampaign, waitForNoEmailJobs } from './helpers.js';
 
 let sink: SmtpSink;
