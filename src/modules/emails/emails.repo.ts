@@ -310,8 +310,8 @@ export interface SentMark {
 /**
  * SENT + sent_at + the email.sent event for many emails in ONE statement: what `recordMilestone(trx,
  * {status: 'SENT'})` does for each (sent_at set once, status moved forward only, FAILED/CANCELLED
- * left alone, the event on the first occurrence; `unconfirmed`, the note and the subject from the
- * first mark only), on the hot path of delivery (bench/send.md). Answers the ids that were
+ * left alone, the event on the first occurrence; an unconfirmed mark only while the email is
+ * PENDING or SENDING), on the hot path of delivery (bench/send.md). Answers the ids that were
  * recorded (not those FAILED/CANCELLED). One mark per email.
  */
 export async function markSent(db: Kysely<Database>, marks: readonly SentMark[]): Promise<Set<string>> {
@@ -353,19 +353,21 @@ const markSentStatement = compiledStatement(
         AS t(id, message_id, set_note, note, unconfirmed, set_subject, subject)
     ),
     before AS (
-      SELECT e.id, e.sent_at IS NULL AS first FROM emails e WHERE e.id IN (SELECT id FROM input) ORDER BY e.id FOR UPDATE
+      SELECT e.id, e.sent_at IS NULL AS first, e.status IN ('PENDING', 'SENDING') AS open
+      FROM emails e WHERE e.id IN (SELECT id FROM input) ORDER BY e.id FOR UPDATE
     ),
     updated AS (
       UPDATE emails e SET
         sent_at = coalesce(e.sent_at, now()),
         -- STATUS_RANK: only PENDING and SENDING rank below SENT.
         status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'SENT' ELSE e.status END,
-        -- The first mark decides; a later one (another run of the email marking it unconfirmed
-        -- again after a crash) leaves the flag, note and subject as they are.
-        unconfirmed = CASE WHEN b.first THEN i.unconfirmed AND e.status IN ('PENDING', 'SENDING') ELSE e.unconfirmed END,
+        -- An unconfirmed mark on an email no longer PENDING or SENDING is stale (a run that read it
+        -- SENDING past its end of data while another run's SENT, or a relay's event, settled it):
+        -- it leaves the flag, note and subject as they are.
+        unconfirmed = CASE WHEN i.unconfirmed AND NOT b.open THEN e.unconfirmed ELSE i.unconfirmed END,
         updated_at = now(),
-        error = CASE WHEN i.set_note AND b.first THEN i.note ELSE e.error END,
-        subject = CASE WHEN i.set_subject AND b.first THEN i.subject ELSE e.subject END
+        error = CASE WHEN i.set_note AND NOT (i.unconfirmed AND NOT b.open) THEN i.note ELSE e.error END,
+        subject = CASE WHEN i.set_subject AND NOT (i.unconfirmed AND NOT b.open) THEN i.subject ELSE e.subject END
       FROM before b JOIN input i ON i.id = b.id
       WHERE e.id = b.id AND e.status NOT IN ('FAILED', 'CANCELLED')
       RETURNING e.id, b.first, e.contact_id, e.project_id, i.message_id
