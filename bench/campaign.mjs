@@ -9,7 +9,8 @@
 // INSERT … SELECT, creates a MARKETING campaign to ALL through the API, starts a `ROLE=worker`
 // process, then POST /campaigns/:id/send and measures:
 //  (a) materialisation: from the send answer until total_recipients is set (the campaign-send job:
-//      one INSERT … SELECT of the email rows plus their send-email jobs, one transaction);
+//      the email rows by two INSERT … SELECT transactions on one snapshot, then their delivery
+//      batch jobs and total_recipients: docs/campaigns.md "Fan-out");
 //  (b) delivery: until the campaign is SENT (every email finished), at the pipeline's full rate
 //      (each email rendered per recipient at delivery, DKIM-signed);
 // then checks that the sink got every email's Message-ID exactly once, that every subscribed
