@@ -52,6 +52,7 @@ export async function seedProjectData(db: Db, projectId: string, n = 50): Promis
     FROM (
       SELECT 'send-email' AS task, json_build_object('emailId', id)::text AS payload, id::text AS key FROM emails WHERE project_id = ${p}
       UNION ALL SELECT 'campaign-complete', json_build_object('campaignId', ${camp?.id}::uuid)::text, NULL
+      UNION ALL SELECT 'campaign-deliver', json_build_object('campaignId', ${camp?.id}::uuid, 'first', gen_random_uuid(), 'last', gen_random_uuid())::text, NULL
       UNION ALL SELECT 'workflow-events', json_build_object('projectId', ${p}::uuid)::text, 'workflow-events:' || ${p}
       UNION ALL SELECT 'workflow-step', json_build_object('projectId', ${p}::uuid, 'ids', json_build_array(gen_random_uuid()))::text, NULL
       UNION ALL SELECT 'segments-recompute', json_build_object('segmentId', ${seg?.id}::uuid)::text, NULL
