@@ -71,7 +71,8 @@ describe('dashboard: receiving mail at a domain', () => {
       expect(await toggle.isChecked()).toBe(false);
       // Controlled by the server's answer: checked once PATCH /domains/:id has answered.
       await toggle.click();
-      await page.getByText(`Mail to ${domain} is received`).waitFor();
+      // The toast's text (exact: its screen-reader announcement says "Notification …" too).
+      await page.getByText(`Mail to ${domain} is received`, { exact: true }).waitFor();
       expect(await toggle.isChecked()).toBe(true);
       await page.reload();
       expect(await page.getByRole('region', { name: domain }).getByRole('checkbox', { name: 'Receive mail' }).isChecked()).toBe(true);
