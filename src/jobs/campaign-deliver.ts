@@ -1,9 +1,9 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
-import { CAMPAIGN_BATCH_CONCURRENCY, campaignBatchEmailIds, RetryableDeliveryError, SEND_MAX_ATTEMPTS } from '../modules/emails/index.js';
+import { CAMPAIGN_BATCH_CONCURRENCY, campaignBatchEmailIds, type Delivery, RetryableDeliveryError, SEND_MAX_ATTEMPTS } from '../modules/emails/index.js';
 import type { JobDeps } from './deps.js';
-import { JobPriority, Tasks } from './queue.js';
-import { deliveryOf } from './send-email.js';
+import { JobPriority } from './queue.js';
+import { queueEmailJob } from './send-email.js';
 
 /** One batch of a campaign's emails: the range of their ids (campaign-emails.repo.ts queueCampaignBatches). */
 export const CampaignDeliverPayload = z.object({ campaignId: z.uuid(), first: z.uuid(), last: z.uuid() });
@@ -20,14 +20,13 @@ const FIRST_RETRY_DELAY_MS = Math.round(Math.exp(1) * 1000);
  * by its project's rate is rescheduled as its own job holding its slot. The batch job fails
  * (and is retried whole) only when such a job cannot be queued.
  */
-export const campaignDeliver = (deps: JobDeps): Task => {
-  const delivery = deliveryOf(deps);
+export const campaignDeliver = (deps: JobDeps, delivery: Delivery): Task => {
 
   async function deliverOne(emailId: string, helpers: JobHelpers): Promise<void> {
     try {
       const outcome = await delivery.deliver({ emailId, attempt: 1, maxAttempts: SEND_MAX_ATTEMPTS });
       if (outcome.kind === 'throttled') {
-        await helpers.addJob(Tasks.sendEmail, { emailId, reserved: true }, { jobKey: emailId, runAt: outcome.runAt, priority: JobPriority.campaign, maxAttempts: SEND_MAX_ATTEMPTS });
+        await queueEmailJob(helpers, { emailId, reserved: true }, { runAt: outcome.runAt, priority: JobPriority.campaign, maxAttempts: SEND_MAX_ATTEMPTS });
       } else if (outcome.kind === 'failed' || outcome.kind === 'unconfirmed') {
         helpers.logger.warn(`email ${emailId}: ${outcome.kind === 'failed' ? outcome.error : outcome.note}`);
       }
@@ -35,10 +34,10 @@ export const campaignDeliver = (deps: JobDeps): Task => {
       const message = err instanceof Error ? err.message : String(err);
       if (err instanceof RetryableDeliveryError) helpers.logger.info(`email ${emailId}: attempt 1 of ${SEND_MAX_ATTEMPTS} failed, will retry: ${message}`);
       else helpers.logger.error(`email ${emailId}: attempt 1 of ${SEND_MAX_ATTEMPTS} failed: ${message}`);
-      await helpers.addJob(
-        Tasks.sendEmail,
+      await queueEmailJob(
+        helpers,
         { emailId, priorAttempts: 1 },
-        { jobKey: emailId, runAt: new Date(Date.now() + FIRST_RETRY_DELAY_MS), priority: JobPriority.campaign, maxAttempts: SEND_MAX_ATTEMPTS - 1 },
+        { runAt: new Date(Date.now() + FIRST_RETRY_DELAY_MS), priority: JobPriority.campaign, maxAttempts: SEND_MAX_ATTEMPTS - 1 },
       );
     }
   }

@@ -16,7 +16,7 @@ import { JobPriority, Tasks } from './queue.js';
 import { projectMailCancel } from './project-mail-cancel.js';
 import { securityStatsCompact } from './security-stats-compact.js';
 import { segmentsRecompute } from './segments-recompute.js';
-import { sendEmail } from './send-email.js';
+import { createEmailDelivery, sendEmail } from './send-email.js';
 import { uploadsDelete } from './uploads-delete.js';
 import { webhookCleanup } from './webhook-cleanup.js';
 import { webhookDeliver } from './webhook-deliver.js';
@@ -28,18 +28,19 @@ import { workflowStep } from './workflow-step.js';
 export { JobPriority, Tasks } from './queue.js';
 
 export function createTaskList(deps: JobDeps): TaskList {
+  const delivery = createEmailDelivery(deps);
   return {
     [Tasks.accountPasswordReset]: accountPasswordReset(deps),
     [Tasks.cleanupIdempotencyKeys]: cleanupIdempotencyKeys(deps),
     [Tasks.contactsBulk]: contactsBulk(deps),
     [Tasks.contactsImport]: contactsImport(deps),
     [Tasks.contactsFieldDelete]: contactsFieldDelete(deps),
-    [Tasks.sendEmail]: sendEmail(deps),
+    [Tasks.sendEmail]: sendEmail(delivery),
     [Tasks.domainsRecheck]: domainsRecheck(deps),
     [Tasks.segmentsRecompute]: segmentsRecompute(deps),
     [Tasks.contactsDataIndexes]: contactsDataIndexes(deps),
     [Tasks.campaignSend]: campaignSend(deps),
-    [Tasks.campaignDeliver]: campaignDeliver(deps),
+    [Tasks.campaignDeliver]: campaignDeliver(deps, delivery),
     [Tasks.campaignComplete]: campaignComplete(deps),
     [Tasks.campaignSweep]: campaignSweep(deps),
     [Tasks.workflowEvents]: workflowEvents(deps),

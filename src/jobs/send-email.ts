@@ -1,4 +1,4 @@
-import type { Task } from 'graphile-worker';
+import type { JobHelpers, Task } from 'graphile-worker';
 import { z } from 'zod';
 import { returnPathsOf } from '../modules/bounces/index.js';
 import { relayHeadersOf } from '../modules/webhooks/index.js';
@@ -18,26 +18,31 @@ export const SendEmailPayload = z.object({
   priorAttempts: z.number().int().min(0).optional(),
 });
 
-const deliveries = new WeakMap<JobDeps, Delivery>();
+/**
+ * The worker's delivery (its shared statements, throttle and key cache): createTaskList makes one
+ * for send-email and campaign-deliver alike.
+ */
+export function createEmailDelivery(deps: JobDeps): Delivery {
+  return createDelivery({
+    db: deps.db,
+    tokens: deps.tokens,
+    publicUrl: deps.config.publicUrl,
+    mail: deps.mail,
+    dkimBox: dkimSecretBox(deps.config.secret),
+    sendingRates: { default: deps.config.projectSendingRate, max: deps.config.maxProjectSendingRate },
+    returnPath: returnPathsOf(deps.config),
+    relayHeaders: relayHeadersOf(deps.config),
+    batchDb: deps.deliveryDb,
+  });
+}
 
-/** The worker's one Delivery (its shared statements, throttle and key cache), for send-email and campaign-deliver alike. */
-export function deliveryOf(deps: JobDeps): Delivery {
-  let delivery = deliveries.get(deps);
-  if (!delivery) {
-    delivery = createDelivery({
-      db: deps.db,
-      tokens: deps.tokens,
-      publicUrl: deps.config.publicUrl,
-      mail: deps.mail,
-      dkimBox: dkimSecretBox(deps.config.secret),
-      sendingRates: { default: deps.config.projectSendingRate, max: deps.config.maxProjectSendingRate },
-      returnPath: returnPathsOf(deps.config),
-      relayHeaders: relayHeadersOf(deps.config),
-      batchDb: deps.deliveryDb,
-    });
-    deliveries.set(deps, delivery);
-  }
-  return delivery;
+/** Queues the send-email job of one email (keyed by its id: a queued one is replaced). */
+export function queueEmailJob(
+  helpers: JobHelpers,
+  payload: z.infer<typeof SendEmailPayload>,
+  opts: { runAt: Date; priority: number; maxAttempts: number },
+): Promise<unknown> {
+  return helpers.addJob(Tasks.sendEmail, payload, { jobKey: payload.emailId, ...opts });
 }
 
 /**
@@ -46,9 +51,9 @@ export function deliveryOf(deps: JobDeps): Delivery {
  * email and the job ends. A throttled email is rescheduled under the same job key (the running
  * job then completes): throttling never spends an attempt.
  */
-export const sendEmail = (deps: JobDeps): Task => {
-  const delivery = deliveryOf(deps);
-  return async (payload, helpers) => {
+export const sendEmail =
+  (delivery: Delivery): Task =>
+  async (payload, helpers) => {
     const { emailId, reserved, priorAttempts = 0 } = SendEmailPayload.parse(payload);
     const { priority } = helpers.job;
     const attempts = helpers.job.attempts + priorAttempts;
@@ -56,10 +61,10 @@ export const sendEmail = (deps: JobDeps): Task => {
     try {
       const outcome = await delivery.deliver({ emailId, attempt: attempts, maxAttempts, reserved });
       if (outcome.kind === 'throttled') {
-        await helpers.addJob(
-          Tasks.sendEmail,
+        await queueEmailJob(
+          helpers,
           { emailId, reserved: true, ...(priorAttempts > 0 && { priorAttempts }) },
-          { jobKey: emailId, runAt: outcome.runAt, priority, maxAttempts: helpers.job.max_attempts },
+          { runAt: outcome.runAt, priority, maxAttempts: helpers.job.max_attempts },
         );
       } else if (outcome.kind === 'failed' || outcome.kind === 'unconfirmed') {
         helpers.logger.warn(`email ${emailId}: ${outcome.kind === 'failed' ? outcome.error : outcome.note}`);
@@ -74,4 +79,3 @@ export const sendEmail = (deps: JobDeps): Task => {
       throw err;
     }
   };
-};

@@ -361,14 +361,15 @@ const markSentStatement = compiledStatement(
         sent_at = coalesce(e.sent_at, now()),
         -- STATUS_RANK: only PENDING and SENDING rank below SENT.
         status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'SENT' ELSE e.status END,
+        unconfirmed = CASE WHEN m.stale THEN e.unconfirmed ELSE i.unconfirmed END,
+        updated_at = now(),
+        error = CASE WHEN i.set_note AND NOT m.stale THEN i.note ELSE e.error END,
+        subject = CASE WHEN i.set_subject AND NOT m.stale THEN i.subject ELSE e.subject END
+      FROM before b JOIN input i ON i.id = b.id
         -- An unconfirmed mark on an email no longer PENDING or SENDING is stale (a run that read it
         -- SENDING past its end of data while another run's SENT, or a relay's event, settled it):
         -- it leaves the flag, note and subject as they are.
-        unconfirmed = CASE WHEN i.unconfirmed AND NOT b.open THEN e.unconfirmed ELSE i.unconfirmed END,
-        updated_at = now(),
-        error = CASE WHEN i.set_note AND NOT (i.unconfirmed AND NOT b.open) THEN i.note ELSE e.error END,
-        subject = CASE WHEN i.set_subject AND NOT (i.unconfirmed AND NOT b.open) THEN i.subject ELSE e.subject END
-      FROM before b JOIN input i ON i.id = b.id
+        CROSS JOIN LATERAL (SELECT i.unconfirmed AND NOT b.open AS stale) m
       WHERE e.id = b.id AND e.status NOT IN ('FAILED', 'CANCELLED')
       RETURNING e.id, b.first, e.contact_id, e.project_id, i.message_id
     ),

@@ -185,6 +185,17 @@ describe('delivery: the stage on the email row', () => {
     }
   });
 
+  it("a stale unconfirmed mark after the relay's 250 was recorded changes nothing: the email stays confirmed", async () => {
+    const id = await pendingEmail('stale-after-250@example.com');
+    await t.db.db.updateTable('emails').set({ status: 'SENDING', attempts: 1, end_of_data_at: new Date(), error: 'an earlier attempt failed' }).where('id', '=', id).execute();
+    const { message_id: messageId } = await t.db.db.selectFrom('emails').select('message_id').where('id', '=', id).executeTakeFirstOrThrow();
+    // The run that got the 250 clears the earlier reason; another, which read the row SENDING past its end of data, marks it after.
+    expect(await markSent(t.db.db, [{ emailId: id, messageId, note: null }])).toEqual(new Set([id]));
+    expect(await markSent(t.db.db, [{ emailId: id, messageId, note: UNCONFIRMED_NOTE, unconfirmed: true }])).toEqual(new Set([id]));
+    const row = await t.db.db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'SENT', unconfirmed: false, error: null });
+  });
+
   it('withholds the dot when the email is no longer in this attempt (another run took it over)', async () => {
     const { mail, delivery } = deliveryWith(sink.url);
     try {
