@@ -17,6 +17,46 @@ export const routeBodyValidator = (schema: ZodType, url: string) =>
 /** A record of `n` keys `k0…`. */
 export const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
 
+/** A field left out of a corpus body. */
+export const ABSENT = Symbol('absent');
+
+/** Values of `subscribed`, valid ones first. */
+export const SUBSCRIBED_VALUES: unknown[] = [ABSENT, true, false, null, 'true', 1];
+
+/** Values of `data` (a contact's data, contacts' acceptContactData), the 8 valid ones first. */
+export const DATA_VALUES: unknown[] = [
+  ABSENT,
+  {},
+  { plan: 'pro', visits: 3, source: null, order: { value: 'o-1', persistent: false } },
+  { name: 'Bench', order: { value: 'o-1', persistent: false } },
+  { n: -0.5, big: 1e308, yes: true, empty: '' },
+  { t: { value: null, persistent: true } },
+  { email: 'x@example.com', id: 7 },
+  { constructor: 1, toString: 'x' },
+  null,
+  [],
+  'plan',
+  { t: { value: 'x' } },
+  { t: { value: 'x', persistent: 'no' } },
+  { t: { value: 'x', persistent: false, extra: 1 } },
+  { t: { value: {}, persistent: false } },
+  { t: { value: [1], persistent: false } },
+  { o: { a: 1 } },
+  { a: [1] },
+  { '': 1 },
+  { ['k'.repeat(100)]: 1 },
+  { ['k'.repeat(101)]: 1 },
+  { s: 'x'.repeat(10_000) },
+  { s: 'x'.repeat(10_001) },
+  { t: { value: 'x'.repeat(10_001), persistent: false } },
+  { 'a\u0000': 1 },
+  { a: 'x\u0000' },
+  { t: { value: 'x\u0000', persistent: false } },
+  many(200),
+  many(201),
+  Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`s${i}`, 'y'.repeat(9_999)])),
+];
+
 /** A deterministic picker (a linear congruential sequence from `seed`): the corpus is the same at every run. */
 export function seededPick(seed: number): <T>(list: readonly T[]) => T {
   let state = seed;

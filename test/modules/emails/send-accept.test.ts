@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { acceptSendBody } from '../../../src/modules/emails/send.accept.js';
 import { SendBody } from '../../../src/modules/emails/send.schema.js';
-import { expectAcceptsOnlyWhatTheSchemaAccepts, many, routeBodyValidator, seededPick } from '../../helpers/fast-path.js';
+import { ABSENT, DATA_VALUES as DATA, expectAcceptsOnlyWhatTheSchemaAccepts, routeBodyValidator, seededPick, SUBSCRIBED_VALUES as SUBSCRIBED } from '../../helpers/fast-path.js';
 
 /**
  * POST /v1/send's fast path (send.accept.ts) against the route's full validation (SendBody and the
@@ -11,7 +11,6 @@ import { expectAcceptsOnlyWhatTheSchemaAccepts, many, routeBodyValidator, seeded
  * for zod).
  */
 const full = routeBodyValidator(SendBody, '/v1/send');
-const ABSENT = Symbol('absent');
 const nested = (depth: number) => '<div>'.repeat(depth) + 'x' + '</div>'.repeat(depth);
 
 const MAILBOXES: unknown[] = [
@@ -64,40 +63,9 @@ const BODIES: unknown[] = [
   null,
   ABSENT,
 ];
-const SUBSCRIBED: unknown[] = [ABSENT, true, false, null, 'true', 1];
 const REPLY: unknown[] = [ABSENT, 'help@example.com', 'Help <help@example.com>', `${'a'.repeat(250)}@example.com`, 'nope', '', 5, null];
 const NAME: unknown[] = [ABSENT, 'Shop', '', 'x'.repeat(256), 'x'.repeat(257), 'a\nb', 'a\u0000b', 5, null];
 const TYPE: unknown[] = [ABSENT, 'html', 'markdown', null];
-const DATA: unknown[] = [
-  ABSENT,
-  {},
-  { name: 'Bench', order: { value: 'o-1', persistent: false } },
-  { plan: 'pro', visits: 3, source: null },
-  { n: -0.5, big: 1e308, yes: true, empty: '' },
-  { t: { value: null, persistent: true } },
-  { email: 'x@example.com', id: 7 },
-  { constructor: 1, toString: 'x' },
-  null,
-  [],
-  'plan',
-  { t: { value: 'x' } },
-  { t: { value: 'x', persistent: 'no' } },
-  { t: { value: 'x', persistent: false, extra: 1 } },
-  { t: { value: {}, persistent: false } },
-  { o: { a: 1 } },
-  { a: [1] },
-  { '': 1 },
-  { ['k'.repeat(100)]: 1 },
-  { ['k'.repeat(101)]: 1 },
-  { s: 'x'.repeat(10_000) },
-  { s: 'x'.repeat(10_001) },
-  { 'a\u0000': 1 },
-  { a: 'x\u0000' },
-  { t: { value: 'x\u0000', persistent: false } },
-  many(200),
-  many(201),
-  Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`s${i}`, 'y'.repeat(9_999)])),
-];
 /** Fields the fast path leaves to the schema, and unknown ones. */
 const EXTRA: Record<string, unknown>[] = [
   {},
