@@ -1,5 +1,5 @@
 // The dashboard's benchmarks of issue 13, from a headless Chromium in a separate client process
-// against the real server (`tsx src/server.ts`, ROLE all as `npm start`, embedded PostgreSQL in a
+// against the real server (as `npm start` runs it, ROLE all, embedded PostgreSQL in a
 // temp DATA_DIR) serving a production build of the committed app:
 //
 //   1. first load: bench/dashboard-size.mjs on that build (gzip sizes, target < 300 KB), and the

@@ -1,6 +1,6 @@
 // Contact export at scale (issue 12 point 6): GET /contacts/export of a project with --contacts
 // contacts (default 1,000,000), measured from a separate client process against the server
-// started as `npm start` starts it (`tsx src/server.ts`, ROLE all, embedded PostgreSQL in a temp
+// started as `npm start` starts it (the compiled server, ROLE all, embedded PostgreSQL in a temp
 // DATA_DIR). For each export: time to the first byte, total time, bytes, records, and the
 // server's resident memory (VmRSS sampled every 100 ms from /proc, before / peak / after, and
 // its VmHWM), node and PostgreSQL CPU seconds. Target: 1,000,000 contacts in < 30 s, flat memory.

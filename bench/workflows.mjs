@@ -1,5 +1,5 @@
 // Workflow benchmarks (issue 10), not tests: numbers depend on the machine and on what else runs
-// on it. Three modes, each against the server as `npm start` runs it (`tsx src/server.ts`: API
+// on it. Three modes, each against the server as `npm start` runs it (the compiled server: API
 // and worker in one process, embedded PostgreSQL on a temp DATA_DIR) from this separate process:
 //
 //   node --import tsx bench/workflows.mjs --mode track    # /v1/track with 20 enabled workflows vs none (A/B)
@@ -26,7 +26,7 @@ import { Buffer } from 'node:buffer';
 import { URL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { cpuSeconds, createProject, freePort, postgresCpu } from './lib/harness.mjs';
+import { cpuSeconds, createProject, freePort, postgresCpu, START_ARGS } from './lib/harness.mjs';
 import { startSmtpSink } from '../test/helpers/smtp-sink.ts';
 
 const arg = (name, fallback) => {
@@ -90,7 +90,7 @@ function peakRss(pid) {
 }
 
 /**
- * The server as `npm start` runs it (tsx src/server.ts, no ROLE: API + worker), on a temp
+ * The server as `npm start` runs it (node with package.json's start arguments, no ROLE: API + worker), on a temp
  * DATA_DIR with a free port; node is spawned directly so its pid is the server's (CPU, RSS,
  * --cpu-prof). Its log goes to a file in the temp folder (kept with --keep).
  */
@@ -107,7 +107,7 @@ async function startServer(extraEnv) {
   const logFile = path.join(tmp, 'server.log');
   const logFd = openSync(logFile, 'a');
   const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProf)}`] : [];
-  const child = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/server.ts'], { cwd: root, env, stdio: ['ignore', logFd, logFd] });
+  const child = spawn(process.execPath, [...prof, ...START_ARGS], { cwd: root, env, stdio: ['ignore', logFd, logFd] });
   closeSync(logFd);
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
@@ -151,7 +151,7 @@ async function startWorker(server) {
   const logFd = openSync(server.logFile.replace(/server\.log$/, 'worker.log'), 'a');
   const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(opts.cpuProf)}`] : [];
   const env = { ...server.env, ROLE: 'worker', DATABASE_URL: server.databaseUrl };
-  const child = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/server.ts'], { cwd: root, env, stdio: ['ignore', logFd, logFd] });
+  const child = spawn(process.execPath, [...prof, ...START_ARGS], { cwd: root, env, stdio: ['ignore', logFd, logFd] });
   closeSync(logFd);
   return {
     pid: child.pid,

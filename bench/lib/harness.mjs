@@ -28,7 +28,7 @@ export const postgresCpu = postgresCpuBelow;
  * changed), without npm: `node <its flags> scripts/start.mjs`.
  */
 const START_WORDS = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
-const START_ARGS = START_WORDS.slice(START_WORDS.indexOf('node') + 1);
+export const START_ARGS = START_WORDS.slice(START_WORDS.indexOf('node') + 1);
 
 /** Spawns the server as `npm start` runs it, with `env`; resolves once `readyPattern` is logged. */
 export async function spawnServer(env, readyPattern, nodeArgs = []) {
