@@ -5,8 +5,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The browser tests run after the rest (vitest.e2e.config.ts): each starts a server and a
     // Chromium, and beside them the timing-sensitive tests (workers killed mid-SMTP, slow clients)
-    // would run on a machine busier than they were written for.
-    exclude: ['test/e2e/**', '**/node_modules/**'],
+    // would run on a machine busier than they were written for. test/ops/ runs last, alone
+    // (vitest.ops.config.ts).
+    exclude: ['test/e2e/**', 'test/ops/**', '**/node_modules/**'],
     globalSetup: ['test/setup/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
