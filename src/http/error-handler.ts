@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
 import { DatabaseBusyError } from '../db/connection.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { ApiError, ErrorCode, LegacyBadRequest, sendApiError, VALIDATION_MESSAGE } from './errors.js';
 import { unsupportedMediaTypeMessage } from './unmatched.js';
 import { toFieldErrors, zodToFieldErrors } from './validation.js';
@@ -25,6 +26,8 @@ function validatedInput(request: FastifyRequest, context: string | undefined): u
 
 /** Seconds a client is told to wait when every database connection is busy. */
 const BUSY_RETRY_AFTER_SECONDS = 2;
+/** Seconds a client is told to wait when PostgreSQL is down or restarting (a restart takes a few). */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 function toApiError(err: unknown, request: FastifyRequest): ApiError | undefined {
   if (err instanceof ApiError) return err;
@@ -32,6 +35,13 @@ function toApiError(err: unknown, request: FastifyRequest): ApiError | undefined
     return new ApiError(503, ErrorCode.SERVICE_UNAVAILABLE, 'The service is busy: no database connection became free in time', {
       headers: { 'retry-after': String(BUSY_RETRY_AFTER_SECONDS) },
       suggestion: `Retry in ${BUSY_RETRY_AFTER_SECONDS} seconds`,
+      cause: err,
+    });
+  }
+  if (isDatabaseUnavailable(err)) {
+    return new ApiError(503, ErrorCode.SERVICE_UNAVAILABLE, 'The database is not reachable right now', {
+      headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+      suggestion: `Retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} seconds (with the same Idempotency-Key, if the request had one)`,
       cause: err,
     });
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/poll.js';
-import { type Cluster, startCluster } from './cluster.js';
+import { call, type CallOptions, type Cluster, inParallel, ok as okCall, setUpProject, startCluster } from './cluster.js';
 
 // Issue 16 point 1: two ROLE=api and two ROLE=worker processes on one PostgreSQL (and one Redis),
 // every request sent to the API processes alternately. MULTI_PROCESS_SCALE=full runs the sizes
@@ -23,46 +23,8 @@ let secret = '';
 let publicKey = '';
 let projectId = '';
 
-/** `count` calls of `call(i)`, at most `concurrency` at a time. */
-async function inParallel<T>(count: number, concurrency: number, call: (i: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array<T>(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        results[i] = await call(i);
-      }
-    }),
-  );
-  return results;
-}
-
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-async function request(i: number, method: string, url: string, opts: { key?: string; body?: unknown; headers?: Record<string, string>; form?: FormData } = {}): Promise<Answer> {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${cluster.base(i)}${url}`, {
-    method,
-    headers,
-    body: opts.form ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
-
-async function ok(i: number, method: string, url: string, opts: Parameters<typeof request>[3] = {}): Promise<Record<string, unknown>> {
-  const res = await request(i, method, url, opts);
-  if (res.status >= 300) throw new Error(`${method} ${url} via API ${i % 2}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
+const request = (i: number, method: string, url: string, opts?: CallOptions) => call(cluster, i, method, url, opts);
+const ok = (i: number, method: string, url: string, opts?: CallOptions) => okCall(cluster, i, method, url, opts);
 const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await cluster.query<{ n: string }>(sql, params))[0]?.n);
 
 beforeAll(async () => {
@@ -73,21 +35,7 @@ beforeAll(async () => {
     // "Completed task …" lines are debug: the cron check counts them.
     workerEnv: { LOG_LEVEL: 'debug' },
   });
-  // Signed up through one API, the project made through the other: one SECRET, one session.
-  const signup = await fetch(`${cluster.base(0)}/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `owner-${randomUUID()}@example.com`, password: 'a long cluster password' }),
-  });
-  expect(signup.status).toBe(201);
-  const cookie = signup.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const project = await ok(1, 'POST', '/users/@me/projects', { body: { name: 'cluster' }, headers: { cookie } });
-  secret = String(project.secret);
-  publicKey = String(project.public);
-  projectId = String(project.id);
-  await ok(0, 'POST', '/domains', { key: secret, body: { domain: DOMAIN } });
-  const verified = await cluster.admin(['verify-domain', '--domain', DOMAIN, '--project', projectId]);
-  expect(verified.code, verified.stderr).toBe(0);
+  ({ secret, publicKey, id: projectId } = await setUpProject(cluster, DOMAIN));
 }, 240_000);
 
 afterAll(async () => {
