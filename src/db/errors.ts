@@ -14,10 +14,9 @@ const CONNECTION_ENDED = /^(Connection terminated|Client has encountered a conne
 /**
  * True when PostgreSQL could not be reached or went away under the statement: a server down,
  * restarting or shutting down (SQLSTATE class 08, 57P01–57P03), out of connection slots (53300),
- * a refused or cut socket. What
- * the statement did is then unknown only if the connection broke during its COMMIT; the request
- * paths answer 503 with Retry-After (src/http/error-handler.ts), which clients retry, with their
- * Idempotency-Key where a repeat matters.
+ * a refused or cut socket. What the statement did is then unknown only if the connection broke
+ * during its COMMIT; the request paths answer 503 with Retry-After (src/http/error-handler.ts),
+ * which clients retry, with their Idempotency-Key where a repeat matters.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
