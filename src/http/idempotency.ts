@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { DatabaseBusyError } from '../db/connection.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import type { Database } from '../db/schema.js';
 import { routeConfig } from './context.js';
 import { ApiError, ErrorCode, validationError } from './errors.js';
@@ -143,9 +144,12 @@ export const idempotencyPlugin = fp(
 
     // A 503 for want of a free database connection: the transaction of the request never began
     // (a connection is taken when it begins), so nothing was performed and the key stays free
-    // for the retry that Retry-After asks for. Not recorded like other 5xx answers.
+    // for the retry that Retry-After asks for. A 503 for a database that went away: the key is
+    // taken exactly if the transaction that claimed it committed (then the request was performed
+    // and a retry is told so with 409), free otherwise. Neither is recorded like other 5xx answers.
     app.addHook('onError', (request, _reply, error, done) => {
       if (error instanceof DatabaseBusyError && !request.idempotency?.claimed) request.idempotency = undefined;
+      if (isDatabaseUnavailable(error)) request.idempotency = undefined;
       done();
     });
 

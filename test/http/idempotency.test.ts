@@ -15,7 +15,7 @@ import { expectEnvelope } from '../helpers/envelope.js';
  * performed request, in the same transaction as its Idempotency-Key claim.
  */
 function addIdempotentRoutes(app: FastifyInstance, db: Db): void {
-  app.post<{ Body: { fail?: 'client' | 'server' } }>('/__test/perform', { config: { idempotent: true } }, async (request) => {
+  app.post<{ Body: { fail?: 'client' | 'server' | 'unavailable' } }>('/__test/perform', { config: { idempotent: true } }, async (request) => {
     const projectId = request.project?.id ?? '';
     return db.db.transaction().execute(async (trx) => {
       await sql`SELECT pg_sleep(0.05)`.execute(trx); // keep concurrent requests overlapping
@@ -23,6 +23,8 @@ function addIdempotentRoutes(app: FastifyInstance, db: Db): void {
       await request.idempotency?.claim(trx);
       if (request.body?.fail === 'client') throw new ApiError(400, 'BAD_REQUEST', 'refused after claiming');
       if (request.body?.fail === 'server') throw new Error('crashed after claiming');
+      // What node-postgres throws when the server goes away under the statement (restart, failover).
+      if (request.body?.fail === 'unavailable') throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
       return { performed: true };
     });
   });
@@ -84,6 +86,16 @@ describe('Idempotency-Key', () => {
     expect((await perform('retry-me', { fail: 'client' })).statusCode).toBe(400);
     expect(await effects()).toBe(before);
     expect((await perform('retry-me')).statusCode).toBe(200);
+    expect(await effects()).toBe(before + 1);
+  });
+
+  it('leaves the key free after a 503 for a database that went away (its transaction rolled back): the retry is performed', async () => {
+    const before = await effects();
+    const failed = await perform('db-gone', { fail: 'unavailable' });
+    expectEnvelope(failed, 503, 'SERVICE_UNAVAILABLE');
+    expect(failed.headers['retry-after']).toBe('5');
+    expect(await effects()).toBe(before);
+    expect((await perform('db-gone')).statusCode).toBe(200);
     expect(await effects()).toBe(before + 1);
   });
 

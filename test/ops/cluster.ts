@@ -78,14 +78,25 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const workers: ServerProcess[] = [];
   const started: { role: Role; proc: ServerProcess }[] = [];
   let n = 0;
+  // As a supervisor (systemd, compose `restart: always`) runs them: a process that exits while
+  // starting (a database down refuses the start with one line, exit 1) is started again.
   const add = async (role: Role): Promise<ServerProcess> => {
-    const port = await freePort();
-    const proc = startServer({ ...common, ...(role === 'worker' ? opts.workerEnv : {}), ROLE: role, PORT: String(port), DATA_DIR: path.join(root, `${role}-${n++}`) });
-    started.push({ role, proc });
-    if (role === 'api') await proc.waitForHealth(120_000);
-    else await proc.waitForLog(/^ready: worker running$/, 120_000);
-    (role === 'api' ? apis : workers).push(proc);
-    return proc;
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const port = await freePort();
+      const proc = startServer({ ...common, ...(role === 'worker' ? opts.workerEnv : {}), ROLE: role, PORT: String(port), DATA_DIR: path.join(root, `${role}-${n++}`) });
+      started.push({ role, proc });
+      try {
+        if (role === 'api') await proc.waitForHealth(Math.max(1000, deadline - Date.now()));
+        else await proc.waitForLog(/^ready: worker running$/, Math.max(1000, deadline - Date.now()));
+      } catch (err) {
+        if (proc.child.exitCode === null || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      (role === 'api' ? apis : workers).push(proc);
+      return proc;
+    }
   };
   await Promise.all([...Array.from({ length: opts.apis }, () => add('api')), ...Array.from({ length: opts.workers }, () => add('worker'))]);
   return {
