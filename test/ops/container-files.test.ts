@@ -73,7 +73,7 @@ describe('Dockerfile', () => {
     expect(runtime[0]?.args).toMatch(/^node:20-bookworm-slim\b/);
   });
 
-  it('runs the build stage without NODE_ENV=production (npm ci would leave out the dev dependencies the build needs)', () => {
+  it('installs every dependency in the build stage (NODE_ENV unset) and runs their install scripts', () => {
     expect(envOf(build).get('NODE_ENV')).toBeUndefined();
     const installs = build.filter((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
     expect(installs).toHaveLength(1);
