@@ -7,6 +7,7 @@ import { createDns, type Dns } from './lib/dns.js';
 import { createTokens, type Tokens } from './lib/tokens.js';
 import { createMailTransport, type MailTransport } from './mail/transports/index.js';
 import { configureSystemEmail } from './modules/emails/index.js';
+import type { LocalWorkers } from './modules/system/index.js';
 
 /** What route modules and jobs receive: configuration, the database and shared services. */
 export interface AppDeps {
@@ -28,6 +29,10 @@ export interface AppDeps {
   readonly hotDb?: Kysely<Database>;
   /** Checks that the database answers (GET /health): on its own reserved connection in the server. */
   readonly ping: () => Promise<void>;
+  /** Where GET /health/ready reads (the server's reserved connection, `connectForRequests(…).health`); unset: `db`. */
+  readonly healthDb?: Kysely<Database>;
+  /** The job workers this process runs (ROLE all or worker): GET /health/ready wants their heartbeats. Unset: none. */
+  readonly workers?: LocalWorkers;
 }
 
 /** `ping` defaults to a query on `db`'s pool; the server passes `connectForRequests(…).ping`. */

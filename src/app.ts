@@ -11,6 +11,7 @@ import { corsPlugin } from './http/cors.js';
 import { registerDashboard } from './http/dashboard.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { idempotencyPlugin } from './http/idempotency.js';
+import { registerRequestMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { rewritePublicApiUrl } from './http/plunk-paths.js';
 import { rateLimitPlugin, type RateLimitStore } from './http/rate-limit.js';
@@ -34,7 +35,7 @@ import { projectsRoutes } from './modules/projects/index.js';
 import { securityRoutes } from './modules/security/index.js';
 import { segmentsRoutes } from './modules/segments/index.js';
 import { suppressionsRoutes } from './modules/suppressions/index.js';
-import { systemRoutes } from './modules/system/index.js';
+import { metricsRoutes, systemRoutes } from './modules/system/index.js';
 import { templatesRoutes } from './modules/templates/index.js';
 import { trackingRoutes } from './modules/tracking/index.js';
 import { filesRoutes, uploadsRoutes } from './modules/uploads/index.js';
@@ -122,6 +123,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   });
   registerErrorHandling(app);
   registerUnmatched(app, () => routes);
+  registerRequestMetrics(app);
   await app.register(bodyTimeoutPlugin, bodyTimeouts);
 
   await registerOpenApi(app, deps.config.publicUrl);
@@ -137,6 +139,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(textRulesPlugin);
 
   await app.register(systemRoutes, deps);
+  await app.register(metricsRoutes, deps);
   await app.register(accountsRoutes, deps);
   await app.register(oauthRoutes, { deps, endpoints: opts.oauthEndpoints });
   await app.register(projectsRoutes, deps);
@@ -168,5 +171,37 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
   await app.register(uploadsRoutes, deps);
   await app.register(filesRoutes, deps);
   await registerDashboard(app, deps.config.dashboardDist);
+  return app;
+}
+
+/**
+ * The listener of METRICS_PORT (docs/operations.md "Metrics and health"): GET /metrics and the
+ * /health routes only, with the same access rules and error envelope, for processes without the
+ * API (ROLE=worker) and for scrapers kept off the public port.
+ */
+export async function buildOpsApp(deps: AppDeps, opts: { logger?: FastifyBaseLogger } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    genReqId: () => randomUUID(),
+    trustProxy: false,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const routes: RouteSummary[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (method !== 'HEAD') routes.push({ method, url: route.url, auth: route.config?.auth ?? AuthMode.none });
+    }
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    done();
+  });
+  registerErrorHandling(app);
+  registerUnmatched(app, () => routes);
+  registerRequestMetrics(app);
+  await app.register(systemRoutes, deps);
+  await app.register(metricsRoutes, deps);
   return app;
 }

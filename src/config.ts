@@ -229,6 +229,19 @@ const envSchema = z.object({
   INBOUND_SMTP_MESSAGES_PER_MINUTE: int('INBOUND_SMTP_MESSAGES_PER_MINUTE', 600, 1, 10_000_000),
   INBOUND_SMTP_CONNECTIONS_PER_MINUTE: int('INBOUND_SMTP_CONNECTIONS_PER_MINUTE', 120, 1, 10_000_000),
   INBOUND_STORE_ATTACHMENTS: bool('INBOUND_STORE_ATTACHMENTS', false),
+  METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      // Sent as `Authorization: Bearer <token>`: visible ASCII only, and long enough not to be guessed.
+      if (!/^[\x21-\x7e]{16,}$/.test(v)) {
+        ctx.addIssue({ code: 'custom', message: 'METRICS_TOKEN must be at least 16 visible ASCII characters with no spaces (e.g. openssl rand -hex 32)' });
+        return z.NEVER;
+      }
+      return v;
+    }),
+  METRICS_PORT: int('METRICS_PORT', 0, 0, 65535),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -287,6 +300,10 @@ export interface Config {
   readonly bounceDomain: string | undefined;
   /** The inbound SMTP receiver of bounces and complaints (INBOUND_SMTP_PORT); undefined: off. */
   readonly inboundSmtp: InboundSmtpConfig | undefined;
+  /** Bearer token GET /metrics requires (METRICS_TOKEN); undefined: loopback clients only (docs/operations.md "Metrics and health"). */
+  readonly metricsToken: string | undefined;
+  /** A second listener on HOST for /metrics and /health/* (METRICS_PORT, any role); undefined: none. */
+  readonly metricsPort: number | undefined;
 }
 
 /** The inbound SMTP receiver (src/modules/bounces, docs/bounces.md). */
@@ -307,6 +324,14 @@ export interface InboundSmtpConfig {
 
 /** Default INBOUND_SMTP_MAX_SIZE_MB. */
 export const DEFAULT_INBOUND_SMTP_MAX_SIZE_MB = 10;
+
+/** METRICS_PORT: a port of its own, distinct from the API's and the inbound receiver's. */
+function metricsPortOf(e: { METRICS_PORT: number; PORT: number; ROLE: Role; INBOUND_SMTP_PORT: number }): number | undefined {
+  if (!e.METRICS_PORT) return undefined;
+  if (e.ROLE !== 'worker' && e.METRICS_PORT === e.PORT) throw new ConfigError(`METRICS_PORT must differ from PORT (${e.PORT}): the API already serves /metrics there`);
+  if (e.METRICS_PORT === e.INBOUND_SMTP_PORT) throw new ConfigError(`METRICS_PORT must differ from INBOUND_SMTP_PORT (${e.INBOUND_SMTP_PORT})`);
+  return e.METRICS_PORT;
+}
 
 /** INBOUND_SMTP_PORT turns the receiver on; it needs BOUNCE_DOMAIN, and a certificate needs its key. */
 function inboundSmtpConfig(e: {
@@ -610,5 +635,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardDist: e.DASHBOARD_DIST ? path.resolve(e.DASHBOARD_DIST) : undefined,
     bounceDomain: e.BOUNCE_DOMAIN,
     inboundSmtp: inboundSmtpConfig(e),
+    metricsToken: e.METRICS_TOKEN,
+    metricsPort: metricsPortOf(e),
   });
 }

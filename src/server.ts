@@ -1,8 +1,7 @@
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import type { Runner } from 'graphile-worker';
 import pino from 'pino';
-import { buildApp, REDACT } from './app.js';
+import { buildApp, buildOpsApp, REDACT } from './app.js';
 import { type AppDeps, createAppDeps } from './app-deps.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -11,7 +10,8 @@ import { DatabaseStartError, openDatabase, type OpenDatabase } from './db/open.j
 import { startKeyCache } from './http/key-cache.js';
 import { memoryStore, redisStore } from './http/rate-limit.js';
 import { type InboundReceiver, startConfiguredReceiver } from './modules/bounces/index.js';
-import { startWorker } from './worker.js';
+import { DEAD_AFTER_SECONDS } from './jobs/liveness.js';
+import { startWorker, type WorkerRunner } from './worker.js';
 
 /** Prints one clear line and exits non-zero: for failures a self-hoster can fix. */
 function fail(message: string): never {
@@ -51,7 +51,8 @@ async function main(): Promise<void> {
   let requestDb: RequestDb | undefined;
   let keys: { close(): Promise<void> } | undefined;
   let app: FastifyInstance | undefined;
-  let runner: Runner | undefined;
+  let runner: WorkerRunner | undefined;
+  let ops: FastifyInstance | undefined;
   let receiver: InboundReceiver | undefined;
   let inboundDb: Db | undefined;
   let deps: AppDeps | undefined;
@@ -72,7 +73,11 @@ async function main(): Promise<void> {
     if (stopping) return;
 
     deps = createAppDeps(config, db.db);
-    if (runJobs) runner = await startWorker({ pool: db.pool, deps, log });
+    if (runJobs) {
+      runner = await startWorker({ pool: db.pool, deps, log });
+      // GET /health/ready then wants this process's workers' heartbeats.
+      deps = { ...deps, workers: { ids: runner.workerIds, deadAfterSeconds: DEAD_AFTER_SECONDS } };
+    }
     if (serveApi && !stopping) {
       const store = config.redisUrl ? redisStore(config.redisUrl, (err) => log.warn({ err }, 'redis error')) : memoryStore();
       // The API has pools of its own: requests wait at most 2 s for a connection (then 503) and
@@ -80,7 +85,7 @@ async function main(): Promise<void> {
       requestDb = connectForRequests(db.url);
       const keyCache = startKeyCache(db.url, log.child({ component: 'key-cache' }));
       keys = keyCache;
-      const apiDeps: AppDeps = { ...deps, db: requestDb.db, hotDb: requestDb.hot, ping: requestDb.ping, keyCache: keyCache.cache };
+      const apiDeps: AppDeps = { ...deps, db: requestDb.db, hotDb: requestDb.hot, ping: requestDb.ping, healthDb: requestDb.health, keyCache: keyCache.cache };
       app = await buildApp(apiDeps, { logger: log, rateLimitStore: store });
       // Answers sent while draining tell the client not to reuse the connection.
       app.addHook('onSend', (_request, reply, payload, done) => {
@@ -94,6 +99,19 @@ async function main(): Promise<void> {
         await Promise.all([requestDb.close(), keyCache.close()]);
         await db.close();
         fail(`cannot listen on ${config.host}:${config.port}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    // METRICS_PORT: /metrics and /health/* on a port of their own, in any role (the worker's only HTTP).
+    if (config.metricsPort !== undefined && !stopping) {
+      ops = await buildOpsApp(deps, { logger: log.child({ component: 'metrics' }) });
+      try {
+        await ops.listen({ port: config.metricsPort, host: config.host });
+      } catch (err) {
+        await app?.close();
+        await Promise.all([requestDb?.close(), keys?.close()]);
+        await runner?.stop();
+        await db.close();
+        fail(`cannot listen on ${config.host}:${config.metricsPort} (METRICS_PORT): ${err instanceof Error ? err.message : String(err)}`);
       }
     }
     // The inbound SMTP receiver runs in whichever process INBOUND_SMTP_PORT is set for, any role (docs/bounces.md).
@@ -129,7 +147,7 @@ async function main(): Promise<void> {
     // close() ends only the keep-alive connections idle at this moment; one that goes idle
     // later (its request was in flight) would hold the shutdown until keepAliveTimeout.
     const reapIdle = setInterval(() => app?.server.closeIdleConnections(), 100);
-    await Promise.all([app?.close(), receiver?.close()]);
+    await Promise.all([app?.close(), receiver?.close(), ops?.close()]);
     clearInterval(reapIdle);
     await Promise.all([requestDb?.close(), inboundDb?.close(), keys?.close()]);
     await runner?.stop();
@@ -148,6 +166,7 @@ async function main(): Promise<void> {
     { role: config.role, database: database?.embedded ? 'embedded' : 'external', mail: config.smtpUrl ? 'smtp' : 'capture' },
     serveApi ? `ready: API on ${config.publicUrl}` : 'ready: worker running',
   );
+  if (ops && config.metricsPort !== undefined) log.info({ host: config.host, port: config.metricsPort }, 'metrics and health listening (METRICS_PORT)');
   if (receiver && config.inboundSmtp) log.info({ host: config.inboundSmtp.host, port: receiver.port, tls: config.inboundSmtp.tls !== undefined }, `inbound SMTP receiver listening for ${config.bounceDomain}`);
 }
 

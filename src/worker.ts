@@ -42,12 +42,18 @@ function deliveryPool(pool: pg.Pool): Db | undefined {
   return url === undefined ? undefined : connect(url, { max: 4, applicationName: 'mailplatform-delivery', genericPlans: true });
 }
 
+/** The runners of {@link startWorker}. */
+export interface WorkerRunner extends Runner {
+  /** The ids their heartbeats are recorded under (worker_heartbeats): the jobs runner's, then the webhooks runner's. */
+  readonly workerIds: readonly string[];
+}
+
 /**
  * Runs the graphile-worker job runner in this process, with a heartbeat that lets the other
  * workers release its jobs should it die without stopping (src/jobs/liveness.ts). `stop()` waits
  * for running jobs.
  */
-export async function startWorker(opts: WorkerOptions): Promise<Runner> {
+export async function startWorker(opts: WorkerOptions): Promise<WorkerRunner> {
   const logger = workerLogger(opts.log.child({ component: 'worker' }));
   // The pool id is what graphile-worker writes in locked_by: the heartbeat is recorded under it.
   const events: WorkerEvents = new EventEmitter();
@@ -97,6 +103,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Runner> {
   const webhookLiveness = startLiveness(opts.deps.db, webhookId, opts.log.child({ component: 'worker', workerId: webhookId }));
   return {
     ...runner,
+    workerIds: [id, webhookId],
     async stop(reason) {
       await Promise.all([liveness.stop(), webhookLiveness.stop()]);
       await Promise.all([runner.stop(reason), webhooks.stop(reason)]);

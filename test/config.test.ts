@@ -190,3 +190,24 @@ describe('config: project sending rates', () => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(name);
   });
 });
+
+describe('config: metrics', () => {
+  it('leaves METRICS_TOKEN and METRICS_PORT unset by default and reads them', () => {
+    expect(loadConfig(base)).toMatchObject({ metricsToken: undefined, metricsPort: undefined });
+    expect(loadConfig({ ...base, METRICS_TOKEN: 'a'.repeat(16), METRICS_PORT: '9464' })).toMatchObject({ metricsToken: 'a'.repeat(16), metricsPort: 9464 });
+    // A worker has no API port to collide with.
+    expect(loadConfig({ ...base, ROLE: 'worker', METRICS_PORT: '8080' }).metricsPort).toBe(8080);
+  });
+
+  it.each([
+    [{ METRICS_TOKEN: 'short' }, /^METRICS_TOKEN must be at least 16 visible ASCII characters/],
+    [{ METRICS_TOKEN: 'with a space in the token' }, /^METRICS_TOKEN must be/],
+    [{ METRICS_PORT: 'nine' }, /^METRICS_PORT must be a whole number/],
+    [{ METRICS_PORT: '70000' }, /^METRICS_PORT must be between 0 and 65535/],
+    [{ METRICS_PORT: '8080' }, /^METRICS_PORT must differ from PORT \(8080\)/],
+    [{ METRICS_PORT: '2525', INBOUND_SMTP_PORT: '2525', BOUNCE_DOMAIN: 'bounces.example.com' }, /^METRICS_PORT must differ from INBOUND_SMTP_PORT/],
+  ])('fails fast with one line naming the variable: %o', (env, message) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, ...env })).toThrow(message);
+  });
+});

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { trackPool } from '../lib/metrics.js';
 import type { Database } from './schema.js';
 
 // bigint (count(*)) as number: counts here stay far below 2^53.
@@ -95,6 +96,8 @@ export function connect(connectionString: string, opts: ConnectOptions = {}): Db
     ...(opts.genericPlans && { options: '-c plan_cache_mode=force_generic_plan' }),
   });
   const names = new Map<string, string>();
+  // Reported as mailplatform_db_pool_* under its application name (lib/metrics.ts) until closed.
+  const untrack = trackPool(opts.applicationName ?? 'mailplatform', pool);
   // An idle client's error (database restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
@@ -115,7 +118,10 @@ export function connect(connectionString: string, opts: ConnectOptions = {}): Db
     pool,
     db,
     url: connectionString,
-    close: () => db.destroy(),
+    close: async () => {
+      untrack();
+      await db.destroy();
+    },
   };
 }
 
@@ -128,6 +134,8 @@ export const REQUEST_POOL_SIZE = 20;
 export interface RequestDb extends Db {
   /** `SELECT 1` on the reserved connection (GET /health); rejects when the database does not answer. */
   ping(): Promise<void>;
+  /** The reserved connection, for the few statements of GET /health/ready (each fails after 2 s). */
+  readonly health: Kysely<Database>;
   /**
    * A small pool of generic-plan connections (`genericPlans`) for the fixed statements of the
    * hot write paths (the batches of POST /v1/track and /v1/send, /v1/send's checks), which
@@ -165,6 +173,8 @@ export function connectForRequests(url: string, opts: { max?: number } = {}): Re
   });
   reserved.on('error', () => undefined);
   reserved.on('connect', (client) => client.on('error', () => undefined));
+  const untrackReserved = trackPool('mailplatform-health', reserved);
+  const health = new Kysely<Database>({ dialect: new PostgresDialect({ pool: reserved }) });
   const hot = connect(url, {
     max: HOT_POOL_SIZE,
     applicationName: 'mailplatform-api-hot',
@@ -174,11 +184,13 @@ export function connectForRequests(url: string, opts: { max?: number } = {}): Re
   return {
     ...main,
     hot: hot.db,
+    health,
     async ping() {
       await reserved.query('SELECT 1');
     },
     async close() {
-      await Promise.all([main.close(), reserved.end(), hot.close()]);
+      untrackReserved();
+      await Promise.all([main.close(), health.destroy(), hot.close()]);
     },
   };
 }

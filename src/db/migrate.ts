@@ -12,11 +12,21 @@ const MIGRATION_FILE = /^(\d{4}_[a-z0-9_]+)\.(?:ts|js)$/;
  * migration is a new file there, nothing else: modules add theirs without touching a shared list.
  */
 async function loadMigrations(): Promise<Record<string, Migration>> {
-  const names = [...new Set(readdirSync(MIGRATIONS_DIR).flatMap((f) => MIGRATION_FILE.exec(f)?.[1] ?? []))].sort();
+  const names = shippedMigrationNames();
   const loaded = await Promise.all(names.map(async (name) => [name, (await import(new URL(`${name}.js`, MIGRATIONS_DIR).href)) as Migration] as const));
   for (const [name, m] of loaded) if (typeof m.up !== 'function') throw new Error(`migration ${name} exports no up()`);
   return Object.fromEntries(loaded);
 }
+
+let shipped: readonly string[] | undefined;
+/** The names of the migrations this version ships (read once): what GET /health/ready expects applied. */
+export function shippedMigrationNames(): readonly string[] {
+  shipped ??= Object.freeze([...new Set(readdirSync(MIGRATIONS_DIR).flatMap((f) => MIGRATION_FILE.exec(f)?.[1] ?? []))].sort());
+  return shipped;
+}
+
+/** The migration table kysely's Migrator keeps (its default name): one row per applied migration. */
+export const MIGRATION_TABLE = 'kysely_migration';
 
 const provider: MigrationProvider = { getMigrations: loadMigrations };
 

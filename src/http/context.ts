@@ -64,11 +64,14 @@ declare module 'fastify' {
 
 const CONFIG = Symbol('route config');
 
+/** A route's `config` as fastify keeps it: ours, plus the route's pattern and method (`url` unset on the not-found handler). */
+export type RouteConfig = FastifyContextConfig & { readonly url?: string };
+
 /**
  * The route's `config`, read once per request: fastify's `request.routeOptions` builds a new
  * 12-field object at every read, and the hooks read the config about six times per request.
  */
-export function routeConfig(request: FastifyRequest): FastifyContextConfig {
-  const cached = request as FastifyRequest & { [CONFIG]?: FastifyContextConfig };
+export function routeConfig(request: FastifyRequest): RouteConfig {
+  const cached = request as FastifyRequest & { [CONFIG]?: RouteConfig };
   return (cached[CONFIG] ??= request.routeOptions.config);
 }

@@ -96,6 +96,9 @@ export const ROUTE_ERRORS: Readonly<Record<string, readonly number[]>> = {
   'POST /campaigns/:id/cancel': [409],
   // The endpoints-per-project limit (docs/webhooks-outgoing.md).
   'POST /webhook-endpoints': [409],
+  // Its own token, not an API credential (no security scheme): a missing or wrong METRICS_TOKEN;
+  // no token set and a client not on this machine.
+  'GET /metrics': [401, 403],
 };
 
 /**

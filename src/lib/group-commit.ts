@@ -4,6 +4,8 @@
  * the item committed (or failed); nothing is acknowledged before it is durable.
  */
 
+import { groupCommitObserver } from './metrics.js';
+
 /** The result of one item of a batch: its value, or the error its caller gets. */
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
@@ -57,6 +59,11 @@ export interface GroupCommitOptions<T, R> {
   onBatchError?: (err: unknown, info: { group: string; size: number }) => void;
   /** Told after each batch that committed (for metrics or debug logs). */
   onBatch?: (info: { group: string; size: number; ms: number }) => void;
+  /**
+   * Names the batcher in the `mailplatform_group_commit_batch_size` histogram (lib/metrics.ts),
+   * which then gets each committed batch's size. Default: not measured.
+   */
+  metricName?: string;
 }
 
 /** `submit` when {@link GroupCommitOptions.maxQueued} items are already waiting: shed load, retry later. */
@@ -101,8 +108,9 @@ interface Group<T, R> {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class GroupCommit<T, R> {
-  private readonly opts: Required<Omit<GroupCommitOptions<T, R>, 'onBatchError' | 'onBatch'>> &
+  private readonly opts: Required<Omit<GroupCommitOptions<T, R>, 'onBatchError' | 'onBatch' | 'metricName'>> &
     Pick<GroupCommitOptions<T, R>, 'onBatchError' | 'onBatch'>;
+  private readonly observeSize: ((size: number) => void) | undefined;
   private readonly groups = new Map<string, Group<T, R>>();
   private queued = 0;
   private inFlight = 0;
@@ -122,6 +130,7 @@ export class GroupCommit<T, R> {
       splitFailedBatches: true,
       ...options,
     };
+    this.observeSize = options.metricName === undefined ? undefined : groupCommitObserver(options.metricName);
   }
 
   /** Items waiting for a batch, and batches in flight (for metrics and tests). */
@@ -245,6 +254,7 @@ export class GroupCommit<T, R> {
     const first = await this.attempt(group, batch);
     if (first.ok) {
       settle(batch, first.outcomes);
+      this.observeSize?.(batch.length);
       quietly(() => this.opts.onBatch?.({ group, size: batch.length, ms: performance.now() - started }));
       return;
     }

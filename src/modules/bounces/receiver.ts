@@ -66,6 +66,7 @@ export async function startInboundReceiver(opts: ReceiverOptions): Promise<Inbou
     run: (_group, items) =>
       opts.db.transaction().execute(async (trx) => (await applyReceivedIn(trx, items, log, { autoDisable: opts.autoDisable })).map((value) => ({ ok: true as const, value }))),
     groupOf: () => 'inbound',
+    metricName: 'inbound',
     // Reports about one email are applied in the order they arrived, never in two batches at once.
     keysOf: (item) => item.recipients.map((r) => r.emailId),
     maxBatchSize: 64,

@@ -133,6 +133,8 @@ export interface DeliveryEmail extends Omit<EmailMessage, 'projectId' | 'source'
   suppressed: string | null;
   /** The project's own sending rate (emails per second, migration 0024); null = the instance default. */
   sendingRate: number | null;
+  /** When the email was accepted (its row created): delivery latency is measured from it. */
+  createdAt: Date;
   /**
    * Campaign emails only: the recipient contact as it is now (read in the same query), for
    * rendering at delivery. `id` null: the contact was deleted since the fan-out.
@@ -162,7 +164,7 @@ const deliveryRead = (db: Db) =>
     .select('p.sending_rate')
     .select([
       'e.id', 'e.project_id', 'e.contact_id', 'e.source', 'e.type', 'e.status', 'e.to_email', 'e.to_name', 'e.from_email', 'e.from_name',
-      'e.reply_to', 'e.subject', 'e.html', 'e.text', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.end_of_data_at', 'e.error',
+      'e.reply_to', 'e.subject', 'e.html', 'e.text', 'e.headers', 'e.attachment_set_id', 'e.message_id', 'e.attempts', 'e.end_of_data_at', 'e.error', 'e.created_at',
       sql<TrackingMode>`coalesce(p.tracking, 'DISABLED')`.as('tracking'), sql<boolean>`coalesce(p.disabled, false)`.as('disabled'),
       'c.id as recipient_id', 'c.email as recipient_email', 'c.data as recipient_data', 'c.subscribed as recipient_subscribed',
     ]);
@@ -213,6 +215,7 @@ function toDeliveryEmail(r: DeliveryRow): DeliveryEmail {
     projectDisabled: r.disabled,
     suppressed: r.suppressed,
     sendingRate: r.sending_rate,
+    createdAt: r.created_at,
     ...(recipient && { recipient }),
   };
 }

@@ -48,6 +48,8 @@ export { countWorkflowStepEmails, type StepEmailCounts } from './workflow-emails
 
 // A suspended project's queued mail (src/modules/security).
 export { cancelPendingEmailsOfDisabledProject, enqueueProjectMailCancel } from './project-cancel.repo.js';
+// GET /metrics (src/modules/system).
+export { countPendingEmails } from './project-cancel.repo.js';
 
 // After sending: milestones (never downgrading), the relay's notifications, clicks.
 export { type OpenSignal, recordMilestone, STATUS_EVENT, STATUS_RANK, type StatusChange, type TrackedStatus } from './status.js';

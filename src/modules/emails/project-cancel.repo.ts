@@ -39,3 +39,13 @@ export async function cancelPendingEmailsOfDisabledProject(db: Kysely<Database>,
     SELECT count(*)::int AS cancelled FROM cancelled`.execute(db);
   return rows[0]?.cancelled ?? 0;
 }
+
+/**
+ * Emails waiting for delivery (PENDING), every project and the instance's own: GET /metrics'
+ * `mailplatform_emails_pending`. Counted along emails_project_pending_idx (migration 0025): its
+ * cost follows the backlog, not the table (the scrape bounds it with a statement timeout).
+ */
+export async function countPendingEmails(db: Kysely<Database> | Transaction<Database>): Promise<number> {
+  const { rows } = await sql<{ pending: number }>`SELECT count(*)::bigint AS pending FROM emails WHERE status = 'PENDING'`.execute(db);
+  return rows[0]?.pending ?? 0;
+}

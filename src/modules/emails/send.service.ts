@@ -151,6 +151,7 @@ export interface Sender {
 export function createSender(deps: SendDeps): Sender {
   const hot = deps.hotDb ?? deps.db;
   const batcher = new GroupCommit<SendItem, SendResult>({
+    metricName: 'send',
     maxBatchSize: 32,
     maxWaitMs: 2,
     maxInFlight: 4,

@@ -90,6 +90,7 @@ export function createTracker(db: Kysely<Database>, opts: { ttlHours: number; ba
   const batcher = new GroupCommit<TrackItem, TrackResult>({
     ...TRACK_BATCH_DEFAULTS,
     ...opts.batch,
+    metricName: 'track',
     groupOf: (item) => item.projectId,
     keysOf: (item) => (item.claim ? [`email:${item.email}`, `key:${item.claim.key}`] : [`email:${item.email}`]),
     run: (projectId, items) => writeBatch(db, opts.ttlHours, projectId, items),

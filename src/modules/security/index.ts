@@ -2,7 +2,7 @@
  * The security module's facade: deliverability reputation (counters, levels, auto-disable),
  * project suspensions and their lifts, and the onboarding setup state (docs/security.md).
  */
-export { compactEmailStats } from './security.repo.js';
+export { compactEmailStats, sumEmailStats } from './security.repo.js';
 export { assessReputation, type Level, type ReputationCounts } from './thresholds.js';
 export { BillingSetupState } from './security.schema.js';
 export { checkProjectReputation, liftProjectSuspension, type ReputationCheck, suspendProject } from './security.service.js';

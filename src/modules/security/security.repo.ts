@@ -203,3 +203,16 @@ export async function compactEmailStats(db: Db): Promise<number> {
     SELECT count(*)::int AS folded FROM old`.execute(db);
   return rows[0]?.folded ?? 0;
 }
+
+/**
+ * Emails sent, hard-bounced and complained about since the counters began, every project
+ * together (GET /metrics' `mailplatform_emails_total`): a sum over `project_email_stats`, whose
+ * buckets older than 8 days are folded into one per project, so it reads at most 8 days of hours
+ * per active project and never the emails themselves. The instance's own mail is not counted.
+ */
+export async function sumEmailStats(db: Db): Promise<WindowCounts> {
+  const { rows } = await sql<WindowCounts>`
+    SELECT coalesce(sum(sent), 0)::bigint AS sent, coalesce(sum(bounced), 0)::bigint AS bounced, coalesce(sum(complained), 0)::bigint AS complained
+    FROM project_email_stats`.execute(db);
+  return rows[0] ?? { sent: 0, bounced: 0, complained: 0 };
+}

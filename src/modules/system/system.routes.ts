@@ -5,6 +5,19 @@ import type { AppDeps } from '../../app-deps.js';
 import { ApiError, ErrorCode } from '../../http/errors.js';
 import { OAUTH_PROVIDERS } from '../../db/schema.js';
 import { uploadsFeature } from '../uploads/index.js';
+import { checkReadiness } from './health.service.js';
+
+const Check = z.enum(['ok', 'failed', 'skipped']);
+const ReadyAnswer = z.object({
+  status: z.literal('ok'),
+  checks: z
+    .object({
+      database: Check.describe('The database answers'),
+      migrations: Check.describe('Every migration this version ships is applied'),
+      workers: Check.describe('Each job worker of this process has a heartbeat in the last 30 s; skipped in a ROLE=api process'),
+    })
+    .describe('What was checked (the same object is in error.details.checks of a 503)'),
+});
 
 // The field names are the dashboard's (SPEC: /config lists the enabled integrations). Billing has
 // no routes yet, so it is reported off whatever the environment says: a feature is advertised
@@ -24,7 +37,7 @@ const PublicConfig = z.object({
     .describe('Image uploads for template bodies (POST /uploads/image), always on'),
 });
 
-/** Operations endpoints without authentication: readiness and feature flags. */
+/** Operations endpoints without authentication: liveness, readiness and feature flags. */
 export async function systemRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const config = { auth: 'none', rateLimit: false } as const;
@@ -42,6 +55,35 @@ export async function systemRoutes(app: FastifyInstance, deps: AppDeps): Promise
         throw new ApiError(503, ErrorCode.SERVICE_UNAVAILABLE, 'The database is not answering', { cause: err });
       }
       return { status: 'ok' as const };
+    },
+  });
+
+  r.get('/health/live', {
+    config,
+    schema: { tags, summary: 'Liveness: 200 while the process serves requests (no database involved)', response: { 200: z.object({ status: z.literal('ok') }) } },
+    handler: async () => ({ status: 'ok' as const }),
+  });
+
+  r.get('/health/ready', {
+    config,
+    schema: {
+      tags,
+      summary: 'Readiness: the database answers, migrations are applied, and this process\'s job workers beat; else 503 naming the failed check',
+      response: { 200: ReadyAnswer },
+    },
+    handler: async () => {
+      const readiness = await checkReadiness(deps.healthDb ?? deps.db, deps.workers);
+      if (!readiness.ready) {
+        throw new ApiError(503, ErrorCode.SERVICE_UNAVAILABLE, `Not ready: ${readiness.problem}`, {
+          details: {
+            checks: readiness.checks,
+            ...(readiness.missingMigrations.length > 0 && { missingMigrations: readiness.missingMigrations }),
+            ...(readiness.silentWorkers.length > 0 && { silentWorkers: readiness.silentWorkers }),
+          },
+          cause: readiness.cause,
+        });
+      }
+      return { status: 'ok' as const, checks: readiness.checks };
     },
   });
 

@@ -29,8 +29,13 @@ export interface DeliveryBatches {
  * (one batch in flight, so a busy worker makes fewer, larger statements); an idle one runs at the
  * end of the event loop's turn, or after `waitMs`.
  */
-function statement<T, R>(run: (items: readonly T[]) => Promise<R[]>, opts: { split?: boolean; waitMs?: number } = {}): (item: T) => Promise<R> {
+function statement<T, R>(
+  name: string,
+  run: (items: readonly T[]) => Promise<R[]>,
+  opts: { split?: boolean; waitMs?: number } = {},
+): (item: T) => Promise<R> {
   const batcher = new GroupCommit<T, R>({
+    metricName: `delivery_${name}`,
     run: async (_group, items): Promise<Outcome<R>[]> => (await run(items)).map((value) => ({ ok: true, value })),
     groupOf: () => '',
     maxBatchSize: 200,
@@ -56,22 +61,22 @@ function firstOfEach<T extends { emailId: string }>(items: readonly T[], found: 
 }
 
 export function createDeliveryBatches(db: Kysely<Database>): DeliveryBatches {
-  const load = statement<string, DeliveryEmail | undefined>(async (ids) => {
+  const load = statement<string, DeliveryEmail | undefined>('load', async (ids) => {
     const found = await findEmailsForDelivery(db, [...new Set(ids)]);
     return ids.map((id) => found.get(id));
   });
-  const sending = statement<{ emailId: string }, number | undefined>(async (items) => {
+  const sending = statement<{ emailId: string }, number | undefined>('sending', async (items) => {
     const attempts = await markSending(db, items.map((i) => i.emailId));
     const owner = firstOfEach(items, (i) => attempts.has(i.emailId));
     return items.map((i, n) => (owner[n] ? attempts.get(i.emailId) : undefined));
     // Not split on failure: run again after a commit whose answer was lost, it would find its
     // emails SENDING and leave them to no one. Failed, each delivery's job is retried, as before.
   }, { split: false });
-  const endOfData = statement<{ emailId: string; attempt: number }, boolean>(async (items) => {
+  const endOfData = statement<{ emailId: string; attempt: number }, boolean>('end_of_data', async (items) => {
     const marked = await markEndOfData(db, items);
     return firstOfEach(items, (i) => marked.has(i.emailId));
   });
-  const sent = statement<SentMark, boolean>(async (marks) => {
+  const sent = statement<SentMark, boolean>('sent', async (marks) => {
     const first = firstOfEach(marks, () => true);
     const recorded = await markSent(db, marks.filter((_, n) => first[n]));
     return marks.map((m) => recorded.has(m.emailId));

@@ -16,6 +16,7 @@ import { restartInterrupted } from '../delivery-stage.repo.js';
 import { type DeliveryEmail, findAttachments, markCancelled, markFailed, releaseToPending } from '../emails.repo.js';
 import { captureAndMarkSent } from '../outbox.repo.js';
 import { createDeliveryBatches } from './batches.js';
+import { countOutcome, recordSent, recordSmtpError } from './metrics.js';
 import { personaliseCampaignEmail } from './personalise.js';
 import { createProjectThrottle, type SendingRates } from './throttle.js';
 
@@ -243,6 +244,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
         personalised: renderedSubject !== undefined,
         raw,
       });
+      if (result === 'captured') recordSent(email);
       return result === 'skipped' ? { kind: 'skipped', reason: 'no longer pending' } : { kind: 'captured', duplicate: result === 'already' };
     }
 
@@ -267,6 +269,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       } catch (err) {
         if (fenced) return { kind: 'skipped', reason: 'taken over by another attempt' };
         const smtp = classifySmtpError(err);
+        recordSmtpError(smtp);
         // The dot went out and no reply came back (connection lost, timeout): the relay may have it.
         if (smtp.endOfDataSent && smtp.responseCode === undefined) return await unconfirmed(email, `${NO_REPLY_NOTE} (${smtp.message})`, renderedSubject);
         if (smtp.permanent) return await fail(email.id, smtp.message);
@@ -278,12 +281,12 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       release();
     }
     await hooks.afterRelayAccepted?.();
-    await batches.sent({ emailId: email.id, messageId: email.messageId, note: email.error === null ? undefined : null, subject: renderedSubject });
+    if (await batches.sent({ emailId: email.id, messageId: email.messageId, note: email.error === null ? undefined : null, subject: renderedSubject })) recordSent(email);
     return { kind: 'sent', response };
   }
 
   return {
-    deliver,
+    deliver: (job, hooks) => countOutcome(deliver(job, hooks), (err) => err instanceof RetryableDeliveryError),
     async giveUp(emailId, attempts, err) {
       const message = err instanceof Error ? err.message : String(err);
       // The error may have cut an attempt short (e.g. the database failed around the SMTP
