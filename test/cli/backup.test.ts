@@ -116,6 +116,20 @@ describe('backup and restore of the embedded database', () => {
         written.push({ email, ackedAt: Date.now() });
       }
     })();
+    // Checkpoints during the copy, as checkpoint_timeout brings on a long backup: the restore must
+    // replay from the backup's start (backup_label), not from the latest checkpoint in pg_control.
+    const checkpoints = (async () => {
+      const client = new pg.Client({ connectionString: readFileSync(path.join(source.dataDir, 'postgres.url'), 'utf8') });
+      await client.connect();
+      try {
+        for (let i = 0; i < 600 && !stop; i++) {
+          await client.query('CHECKPOINT');
+          await sleep(50);
+        }
+      } finally {
+        await client.end();
+      }
+    })();
     const deadline = Date.now() + 30_000;
     while (written.length < 10 && Date.now() < deadline) await sleep(20);
     backupStartedAt = Date.now();
@@ -126,7 +140,7 @@ describe('backup and restore of the embedded database', () => {
       });
     } finally {
       stop = true;
-      await loop;
+      await Promise.all([loop, checkpoints]);
     }
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(new RegExp(`^backup written: ${archive().replace(/[.]/g, '\\.')} \\(\\d+\\.\\d MB compressed, \\d+\\.\\d MB of files, \\d+\\.\\d s\\)\\n$`));
@@ -141,6 +155,8 @@ describe('backup and restore of the embedded database', () => {
     const res = await cli(['restore', '--file', archive()], target);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/^restored .+ into .+: backup of \S+, PostgreSQL 18\.\d+, schema at \d{4}_\w+ \(\d+\.\d s\)\n$/);
+    // PostgreSQL recovered from the backup's start (backup_label) to its end, not from pg_control's checkpoint.
+    expect(res.stderr).toMatch(/^restore: PostgreSQL replayed the backup's WAL from \S+ to \S+: consistent$/m);
     expect(embeddedPostgresRunning(target)).toBe(false); // started to check it, then stopped
     expect(readFileSync(path.join(target, 'uploads', 'test', 'image.png'), 'utf8')).toBe('not really a png');
 

@@ -74,6 +74,13 @@ export async function restoreDataDir(opts: RestoreOptions): Promise<RestoreResul
     throw new Error(`the restored database in ${cluster} did not start: ${reason}`);
   }
   try {
+    // Recovery must have started at the backup's start (its backup_label) and reached its end; a
+    // start from pg_control's checkpoint instead could miss changes made while files were copied.
+    const replayed = log.map((l) => /completed backup recovery with redo LSN (\S+) and end LSN (\S+)/.exec(l)).find((m) => m);
+    if (!replayed || replayed[1] !== header.startLsn) {
+      throw new Error(`PostgreSQL did not recover the restored files as a backup starting at ${header.startLsn} (no "completed backup recovery" in its log): the archive is not a consistent backup`);
+    }
+    opts.progress(`restore: PostgreSQL replayed the backup's WAL from ${header.startLsn} to ${replayed[2] ?? '?'}: consistent`);
     const { rows } = await sql<{ name: string | null }>`SELECT max(name) AS name FROM kysely_migration`.execute(db.db);
     const latest = rows[0]?.name ?? null;
     if (latest !== header.latestMigration) {
