@@ -248,4 +248,14 @@ describe('backup and restore of the embedded database', () => {
     expectOneErrorLine(await cli(['backup', '--file', archive()], source.dataDir), /already exists: choose a new file name$/);
     expect(readFileSync(archive()).equals(before)).toBe(true);
   });
+
+  it('backs up a stopped DATA_DIR by starting its PostgreSQL for the command, and stops it after', { timeout: 30_000 }, async () => {
+    const stopped = path.join(root, 'restored');
+    expect(embeddedPostgresRunning(stopped)).toBe(false);
+    const res = await cli(['backup', '--file', path.join(root, 'cold.tar.gz')], stopped);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`using the embedded database in ${stopped} (started for this command)`);
+    expect(res.stdout).toMatch(/^backup written: /);
+    expect(embeddedPostgresRunning(stopped)).toBe(false);
+  });
 });

@@ -64,6 +64,17 @@ export async function restoreDataDir(opts: RestoreOptions): Promise<RestoreResul
   await rm(embeddedUrlFile(opts.dataDir), { force: true }); // stale: no server runs here
   await putInPlace(staging, opts.dataDir);
 
+  try {
+    return await checkRestored(opts, header, present.length > 0 ? aside : undefined);
+  } catch (err) {
+    const where = `the restored files are in ${opts.dataDir}${present.length > 0 ? `, the previous ones in ${aside}` : ''}`;
+    throw new Error(`${err instanceof Error ? err.message : String(err)} (${where})`);
+  }
+}
+
+/** Starts the restored cluster once (recovery), checks it and stops it. */
+async function checkRestored(opts: RestoreOptions, header: BackupHeader, aside: string | undefined): Promise<RestoreResult> {
+  const cluster = path.join(opts.dataDir, CLUSTER);
   opts.progress('restore: starting PostgreSQL on the restored files (recovery replays the backup\'s WAL)');
   const log: string[] = [];
   let db;
@@ -86,7 +97,7 @@ export async function restoreDataDir(opts: RestoreOptions): Promise<RestoreResul
     if (latest !== header.latestMigration) {
       throw new Error(`the restored database's newest migration is ${latest ?? 'none'}, the backup recorded ${header.latestMigration ?? 'none'}`);
     }
-    return { header, aside: present.length > 0 ? aside : undefined, latestMigration: latest };
+    return { header, aside, latestMigration: latest };
   } finally {
     await db.close();
   }
