@@ -1,4 +1,4 @@
-import { loadDatabaseConfig, loadSystemFrom } from '../config.js';
+import { type DatabaseConfig, loadDatabaseConfig, loadSystemFrom } from '../config.js';
 import { configureSystemEmail } from '../modules/emails/index.js';
 import { type Command, commandHelp, overallHelp } from './command.js';
 import { commands } from './commands/index.js';
@@ -42,27 +42,41 @@ async function main(argv: readonly string[]): Promise<number> {
   if (!command) return usageError(`unknown command "${name}"`, overallHelp(commands));
   if (rest.includes('--help')) return help(name);
 
-  let work: ReturnType<Command['parse']>;
+  let run: (config: DatabaseConfig) => Promise<void>;
   try {
-    work = command.parse(rest);
+    run = prepare(command, rest);
   } catch (err) {
     if (err instanceof UsageError) return usageError(err.message, commandHelp(command));
     throw err;
   }
 
-  // Flags are checked before this point, so a typo never waits for PostgreSQL to start. Which
-  // database was opened goes to stderr: stdout stays the command's output, fit for scripts.
+  // Flags are checked before this point, so a typo never waits for PostgreSQL to start.
   // Commands may email (disable-project notifies the project's owners): SYSTEM_FROM as the server reads it.
   configureSystemEmail({ from: loadSystemFrom() });
-  const database = await openCliDatabase(loadDatabaseConfig(), printError);
-  try {
-    await work(database.db, print);
-  } catch (err) {
-    await database.close().catch(() => undefined);
-    throw err;
-  }
-  await database.close();
+  await run(loadDatabaseConfig());
   return 0;
+}
+
+/**
+ * Parses the flags (throws UsageError/CliError) and returns the work. Which database was opened
+ * goes to stderr: stdout stays the command's output, fit for scripts.
+ */
+function prepare(command: Command, argv: readonly string[]): (config: DatabaseConfig) => Promise<void> {
+  if (!command.opensDatabase) {
+    const work = command.parse(argv);
+    return (config) => work(config, print, printError);
+  }
+  const work = command.parse(argv);
+  return async (config) => {
+    const database = await openCliDatabase(config, printError);
+    try {
+      await work(database.db, print);
+    } catch (err) {
+      await database.close().catch(() => undefined);
+      throw err;
+    }
+    await database.close();
+  };
 }
 
 // Interrupted while the embedded PostgreSQL runs: leave through 'exit', whose hook stops it.

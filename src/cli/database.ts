@@ -49,8 +49,9 @@ async function open(config: DatabaseConfig): Promise<{ db: Db; where: string }> 
  * a running instance (its URL file in DATA_DIR); else the embedded PostgreSQL under DATA_DIR,
  * started here and stopped by `close()`. It never creates one: no cluster in DATA_DIR, or a
  * database the server never set up, is refused. `note` receives the line saying which it opened.
+ * `migrate: false` (backup) leaves the schema as it is.
  */
-export async function openCliDatabase(config: DatabaseConfig, note: (line: string) => void): Promise<Db> {
+export async function openCliDatabase(config: DatabaseConfig, note: (line: string) => void, opts: { migrate?: boolean } = {}): Promise<Db> {
   const { db, where } = await open(config);
   try {
     const { rows } = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db.db);
@@ -58,7 +59,7 @@ export async function openCliDatabase(config: DatabaseConfig, note: (line: strin
       throw new CliError(`${where} has no mailplatform tables: start the server once on it (\`npm start\`)`);
     }
     // The server migrates on start; a CLI newer than the running server brings the schema up too.
-    await migrateToLatest(db.db, db.pool);
+    if (opts.migrate !== false) await migrateToLatest(db.db, db.pool);
   } catch (err) {
     await db.close().catch(() => undefined);
     throw err;

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -106,4 +106,12 @@ export async function initialiseCluster(run: PostgresRun, dir: string, password:
   } finally {
     rmSync(secretDir, { recursive: true, force: true });
   }
+}
+
+/** The major version of the packaged PostgreSQL (`postgres -V`: "postgres (PostgreSQL) 18.4" → 18). */
+export function packagedPostgresMajor(): number {
+  const out = execFileSync(path.join(packagedInstallation(), 'bin', process.platform === 'win32' ? 'postgres.exe' : 'postgres'), ['-V'], { encoding: 'utf8' });
+  const major = Number(/\(PostgreSQL\) (\d+)/.exec(out)?.[1]);
+  if (!Number.isInteger(major)) throw new Error(`unexpected output of postgres -V: ${out.trim()}`);
+  return major;
 }

@@ -14,10 +14,11 @@ export interface CliResult {
 /**
  * Runs the real operator CLI (`src/cli/admin.ts`) in a child process against the test database,
  * killed after 25 s. `env` entries override the defaults; an undefined value removes the variable.
+ * `onStderrLine` sees each stderr line as it is written (progress of a long command).
  */
 export function runCli(
   args: string[],
-  opts: { dataDir: string; env?: Record<string, string | undefined>; input?: string },
+  opts: { dataDir: string; env?: Record<string, string | undefined>; input?: string; onStderrLine?: (line: string) => void },
 ): Promise<CliResult> {
   const merged: Record<string, string | undefined> = {
     PATH: process.env.PATH,
@@ -34,7 +35,11 @@ export function runCli(
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      const complete = stderr.lastIndexOf('\n') + 1;
+      stderr += d;
+      if (opts.onStderrLine) for (const line of stderr.slice(complete).split('\n').slice(0, -1)) opts.onStderrLine(line);
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
     child.on('error', reject);
     child.on('close', (code) => {

@@ -1,4 +1,5 @@
 import type { Command } from '../command.js';
+import { backup, restore } from './backup.js';
 import { verifyDomain } from './domains.js';
 import { listFeedback, replayFeedback } from './feedback.js';
 import { outbox } from './outbox.js';
@@ -18,4 +19,6 @@ export const commands: readonly Command[] = [
   verifyDomain,
   listFeedback,
   replayFeedback,
+  backup,
+  restore,
 ];
