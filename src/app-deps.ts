@@ -33,6 +33,8 @@ export interface AppDeps {
   readonly healthDb?: Kysely<Database>;
   /** The job workers this process runs (ROLE all or worker): GET /health/ready wants their heartbeats. Unset: none. */
   readonly workers?: LocalWorkers;
+  /** True once the process is shutting down (SIGTERM): GET /health/ready answers 503 while requests are still served. */
+  readonly stopping?: () => boolean;
 }
 
 /** `ping` defaults to a query on `db`'s pool; the server passes `connectForRequests(…).ping`. */

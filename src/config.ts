@@ -242,6 +242,7 @@ const envSchema = z.object({
       return v;
     }),
   METRICS_PORT: int('METRICS_PORT', 0, 0, 65535),
+  SHUTDOWN_DELAY_SECONDS: int('SHUTDOWN_DELAY_SECONDS', 0, 0, 300),
 });
 
 export type Role = 'all' | 'api' | 'worker';
@@ -304,6 +305,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** A second listener on HOST for /metrics and /health/* (METRICS_PORT, any role); undefined: none. */
   readonly metricsPort: number | undefined;
+  /** Seconds between SIGTERM and closing the API's port, /health/ready answering 503 meanwhile (SHUTDOWN_DELAY_SECONDS). */
+  readonly shutdownDelaySeconds: number;
 }
 
 /** The inbound SMTP receiver (src/modules/bounces, docs/bounces.md). */
@@ -637,5 +640,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inboundSmtp: inboundSmtpConfig(e),
     metricsToken: e.METRICS_TOKEN,
     metricsPort: metricsPortOf(e),
+    shutdownDelaySeconds: e.SHUTDOWN_DELAY_SECONDS,
   });
 }

@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     await migrateToLatest(db.db, db.pool);
     if (stopping) return;
 
-    deps = createAppDeps(config, db.db);
+    deps = { ...createAppDeps(config, db.db), stopping: () => stopping };
     if (runJobs) {
       runner = await startWorker({ pool: db.pool, deps, log });
       // GET /health/ready then wants this process's workers' heartbeats.
@@ -144,6 +144,12 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down: draining requests and jobs');
     // A start in progress first reaches a state that the steps below can undo.
     await started.catch(() => undefined);
+    // SHUTDOWN_DELAY_SECONDS: GET /health/ready answers 503 while requests are still served, so a
+    // load balancer takes this process out before its port closes (docs/operations.md "Rolling restarts").
+    if (app && config.shutdownDelaySeconds > 0) {
+      log.info({ seconds: config.shutdownDelaySeconds }, 'shutting down: not ready, still serving until the delay ends');
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownDelaySeconds * 1000));
+    }
     // close() ends only the keep-alive connections idle at this moment; one that goes idle
     // later (its request was in flight) would hold the shutdown until keepAliveTimeout.
     const reapIdle = setInterval(() => app?.server.closeIdleConnections(), 100);

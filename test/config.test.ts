@@ -211,3 +211,17 @@ describe('config: metrics', () => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(message);
   });
 });
+
+describe('config: SHUTDOWN_DELAY_SECONDS', () => {
+  it('is 0 by default and read as seconds', () => {
+    expect(loadConfig(base).shutdownDelaySeconds).toBe(0);
+    expect(loadConfig({ ...base, SHUTDOWN_DELAY_SECONDS: '5' }).shutdownDelaySeconds).toBe(5);
+  });
+
+  it.each([
+    [{ SHUTDOWN_DELAY_SECONDS: 'soon' }, /^SHUTDOWN_DELAY_SECONDS must be a whole number/],
+    [{ SHUTDOWN_DELAY_SECONDS: '301' }, /^SHUTDOWN_DELAY_SECONDS must be between 0 and 300/],
+  ])('fails fast with one line naming the variable: %o', (env, message) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(message);
+  });
+});

@@ -45,6 +45,8 @@ export interface Cluster {
   add(role: Role): Promise<ServerProcess>;
   /** SIGKILLs `proc` and starts its replacement (same role and environment), ready when this resolves. */
   replace(proc: ServerProcess): Promise<ServerProcess>;
+  /** SIGTERMs `proc` (a graceful stop: drain) and resolves with its exit. */
+  terminate(proc: ServerProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Stops PostgreSQL (fast shutdown: connections cut), and starts it again on the same port and data. */
   stopDatabase(): Promise<void>;
   startDatabase(): Promise<void>;
@@ -118,6 +120,12 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       proc.child.kill('SIGKILL');
       await proc.exited;
       return add(role);
+    },
+    async terminate(proc) {
+      proc.child.kill('SIGTERM');
+      const exit = await proc.waitForExit(60_000);
+      for (const list of [apis, workers]) if (list.includes(proc)) list.splice(list.indexOf(proc), 1);
+      return exit;
     },
     async stopDatabase() {
       await database?.stop();

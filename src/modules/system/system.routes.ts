@@ -72,6 +72,8 @@ export async function systemRoutes(app: FastifyInstance, deps: AppDeps): Promise
       response: { 200: ReadyAnswer },
     },
     handler: async () => {
+      // SHUTDOWN_DELAY_SECONDS: a load balancer stops sending requests here before the port closes.
+      if (deps.stopping?.()) throw new ApiError(503, ErrorCode.SERVICE_UNAVAILABLE, 'Not ready: the process is shutting down');
       const readiness = await checkReadiness(deps.healthDb ?? deps.db, deps.workers);
       if (!readiness.ready) {
         throw new ApiError(503, ErrorCode.SERVICE_UNAVAILABLE, `Not ready: ${readiness.problem}`, {

@@ -42,6 +42,17 @@ describe('GET /health/ready', () => {
     expect(res.json()).toEqual({ status: 'ok', checks: { database: 'ok', migrations: 'ok', workers: 'skipped' } });
   });
 
+  it('is 503 once the process is shutting down (SHUTDOWN_DELAY_SECONDS: still serving, out of the balancer)', async () => {
+    let stopping = false;
+    await withApp({ stopping: () => stopping }, async (app) => {
+      expect((await get(app, '/health/ready')).statusCode).toBe(200);
+      stopping = true;
+      const error = expectEnvelope(await get(app, '/health/ready'), 503, 'SERVICE_UNAVAILABLE');
+      expect(error.message).toBe('Not ready: the process is shutting down');
+      expect((await get(app, '/health/live')).statusCode).toBe(200);
+    });
+  });
+
   it('is 503 naming the migration a database lacks; /health and /health/live stay 200', async () => {
     const last = shippedMigrationNames().at(-1) ?? '';
     const removed = await sql<{ name: string; timestamp: string }>`DELETE FROM ${sql.table(MIGRATION_TABLE)} WHERE name = ${last} RETURNING name, timestamp`.execute(t.db.db);
