@@ -246,6 +246,7 @@ export const EDGE_TEXT = [
   '\u0000',
   'x\ud800y',
   '\udfff',
+  '\u0000\ud83d',
   '\u202eevil\u202c',
   '\u200d\u200b\ufeff',
   '👩‍👩‍👧‍👦🏳️‍🌈',
@@ -326,6 +327,7 @@ function deeplyNested(levels: number): unknown {
 
 type Mutation = (value: unknown, site: Site) => fc.Arbitrary<Mutated> | undefined;
 
+/** The mutations, in the order of {@link MUTATION_WEIGHTS}. */
 const MUTATIONS: readonly Mutation[] = [
   // A property removed (a required one whenever the site is one).
   (value, site) =>
@@ -347,13 +349,13 @@ const MUTATIONS: readonly Mutation[] = [
     const node = site.path.reduce<unknown>((n, k) => (n as Record<string | number, unknown>)[k], value);
     if (!isObject(node)) return undefined;
     const known = Object.keys(node);
-    const names = ['zzUnknown', '__proto__', 'constructor', ...known.map((k) => k.toUpperCase()), ...known.map((k) => `${k}s`)];
+    const names = ['zzUnknown', '__proto__', 'constructor', 'a\u0000b', 'x\ud800', ...known.map((k) => k.toUpperCase()), ...known.map((k) => `${k}s`)];
     return fc.tuple(fc.constantFrom(...names), fc.jsonValue({ maxDepth: 1 })).map(([k, v]) => ({
       value: setAt(value, [...site.path, '\u0000placeholder'], (p) => { Object.defineProperty(p, k, { value: v, enumerable: true, configurable: true, writable: true }); }),
       note: `unknown field ${where([...site.path, k])}`,
     }));
   },
-  // Edge text in place of a value (NUL, lone surrogates, direction marks, emoji…).
+  // Edge text in a string (appended, or in its place), else in place of the value.
   (value, site) =>
     fc.tuple(fc.constantFrom(...EDGE_TEXT), fc.boolean()).map(([edge, append]) => {
       const current = site.path.reduce<unknown>((n, k) => (n as Record<string | number, unknown>)[k], value);
@@ -364,10 +366,20 @@ const MUTATIONS: readonly Mutation[] = [
   (value, site) => fc.constantFrom(...HUGE_NUMBERS).map((v) => ({ value: replaceAt(value, site.path, v), note: `${where(site.path)} = ${toJson(v)}` })),
 ];
 
+const EDGE_MUTATION = MUTATIONS[4];
+/** removed, wrong type, out of range, unknown field, edge text, huge number. */
+const MUTATION_WEIGHTS = [2, 2, 2, 1, 3, 1];
+
 /** An arbitrary of near-valid values: a valid one with one mutation at one place. */
 export function nearValid(schema: Schema, components: Components, name?: string): fc.Arbitrary<Mutated> {
+  const mutation = fc.oneof(...MUTATIONS.map((m, i) => ({ weight: MUTATION_WEIGHTS[i] ?? 1, arbitrary: fc.constant(m) })));
   return valid(schema, components, name).chain((value) => {
     const sites = sitesOf(value, schema, components);
-    return fc.tuple(fc.constantFrom(...sites), fc.constantFrom(...MUTATIONS)).chain(([site, mutate]) => mutate(value, site) ?? fc.constant({ value: undefined, note: 'value left out' }));
+    // Edge text goes to a string when there is one: that is where storage breaks (NUL, surrogates).
+    const strings = sites.filter((site) => typeof site.path.reduce<unknown>((n, k) => (n as Record<string | number, unknown>)[k], value) === 'string');
+    return mutation.chain((mutate) => {
+      const where$ = mutate === EDGE_MUTATION && strings.length ? strings : sites;
+      return fc.constantFrom(...where$).chain((site) => mutate(value, site) ?? fc.constant({ value: undefined, note: 'value left out' }));
+    });
   });
 }

@@ -21,9 +21,13 @@ import { type FuzzWorld, seedWorld } from './seed.js';
 export const DOC = (await openApiDocument()) as unknown as Doc;
 export const OPERATIONS = operationsOf(DOC);
 
-/** Requests per operation, and fewer for those that hash a password (argon2: ~50 ms each). */
-export const RUNS = 64;
-const SLOW_RUNS = 24;
+/**
+ * Requests per operation, and fewer for those that hash a password (argon2: ~50 ms each) or
+ * store a file. FUZZ_RUNS multiplies both (a longer run by hand: FUZZ_RUNS=10).
+ */
+const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
+export const RUNS = Math.round(64 * SCALE);
+const SLOW_RUNS = Math.round(24 * SCALE);
 const SLOW = new Set(['POST /auth/signup', 'POST /auth/login', 'POST /auth/reset-password', 'POST /auth/accept-invitation', 'POST /contacts/import', 'POST /uploads/image']);
 export const runsOf = (op: Operation) => (SLOW.has(op.id) ? SLOW_RUNS : RUNS);
 /** Requests per operation with a wrong or missing credential. */
