@@ -9,7 +9,7 @@ import { bodyTimeoutPlugin, clientErrorHandler, serverRequestTimeoutMs } from '.
 import { AuthMode } from './http/context.js';
 import { corsPlugin } from './http/cors.js';
 import { registerDashboard } from './http/dashboard.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { idempotencyPlugin } from './http/idempotency.js';
 import { registerRequestMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -60,6 +60,9 @@ declare module 'fastify' {
   }
 }
 
+/** Longest path parameter the router matches (decoded); longer ones are a 414 in the envelope. */
+export const MAX_PATH_PARAM_LENGTH = 1024;
+
 /** Default body limit; routes that take attachments or uploads raise their own. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -98,7 +101,9 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
     http: { headersTimeout: bodyTimeouts.bodyMs, connectionsCheckingInterval: 1000 },
     clientErrorHandler,
     trustProxy: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Path parameters hold emails and event names (up to 255 characters; find-my-way's default is 100).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
     rewriteUrl: (req) => rewritePublicApiUrl(req.url),
   });
   const routes: RouteSummary[] = [];

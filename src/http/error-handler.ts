@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ZodError } from 'zod';
 import { DatabaseBusyError } from '../db/connection.js';
@@ -82,4 +82,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
       }),
     );
   });
+}
+
+/**
+ * Fastify's `frameworkErrors`: what its router refuses before any route or hook runs (a path
+ * with broken percent-encoding, a parameter over `maxParamLength`), in the envelope rather than
+ * Fastify's own body.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Request-Id', request.id);
+  const apiError =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError(414, ErrorCode.BAD_REQUEST, 'A path segment of the URL is too long')
+      : new ApiError(400, ErrorCode.BAD_REQUEST, 'The URL is malformed (invalid percent-encoding)');
+  void sendApiError(request, reply, apiError);
 }
