@@ -100,7 +100,22 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       return proc;
     }
   };
-  await Promise.all([...Array.from({ length: opts.apis }, () => add('api')), ...Array.from({ length: opts.workers }, () => add('worker'))]);
+  const stopAll = async () => {
+    await cleanupServers();
+    await client.end();
+    await smtp.close();
+    await sink.close();
+    await redis?.stop();
+    await database?.stop();
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all([...Array.from({ length: opts.apis }, () => add('api')), ...Array.from({ length: opts.workers }, () => add('worker'))]);
+  } catch (err) {
+    // No cluster to stop in the caller's afterAll: nothing of this one may outlive the test.
+    await stopAll();
+    throw err;
+  }
   return {
     databaseUrl,
     redisUrl: redis?.url,
@@ -138,15 +153,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       return (await client.query(sql, params)).rows;
     },
     admin: (args) => runCli(args, { dataDir: path.join(root, 'cli'), env: { DATABASE_URL: databaseUrl, SECRET: CLUSTER_SECRET } }),
-    async stop() {
-      await cleanupServers();
-      await client.end();
-      await smtp.close();
-      await sink.close();
-      await redis?.stop();
-      await database?.stop();
-      rmSync(root, { recursive: true, force: true });
-    },
+    stop: stopAll,
   };
 }
 
