@@ -191,6 +191,7 @@ describe('chaos: workers, an API process and PostgreSQL killed, the relay down, 
       duplicated: twice.length,
       lost: lost.length,
       unconfirmed: unconfirmed.length,
+      unconfirmedAtSink: unconfirmed.filter((e) => atSink.has(e.id)).length,
     };
     console.log(`chaos: ${JSON.stringify(summary)}`);
     expect(twice).toEqual([]);
