@@ -69,7 +69,8 @@ async function main(): Promise<void> {
     }
     const db = database;
     if (stopping) return;
-    await migrateToLatest(db.db, db.pool);
+    const { newer } = await migrateToLatest(db.db, db.pool);
+    if (newer.length > 0) log.warn({ migrations: newer }, 'the database has migrations of a newer version: running on its schema (docs/operations.md "Upgrades")');
     if (stopping) return;
 
     deps = { ...createAppDeps(config, db.db), stopping: () => stopping };

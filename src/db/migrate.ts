@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { runMigrations as runWorkerMigrations } from 'graphile-worker';
 import type pg from 'pg';
 import type { Database } from './schema.js';
@@ -28,18 +28,38 @@ export function shippedMigrationNames(): readonly string[] {
 /** The migration table kysely's Migrator keeps (its default name): one row per applied migration. */
 export const MIGRATION_TABLE = 'kysely_migration';
 
-const provider: MigrationProvider = { getMigrations: loadMigrations };
+/** Migrations recorded as applied that this version does not ship: a newer version ran them. */
+async function newerMigrations(db: Kysely<Database>): Promise<string[]> {
+  const { rows: table } = await sql<{ exists: boolean }>`SELECT to_regclass(${MIGRATION_TABLE}) IS NOT NULL AS exists`.execute(db);
+  if (!table[0]?.exists) return []; // a new database
+  const { rows } = await sql<{ name: string }>`SELECT name FROM ${sql.table(MIGRATION_TABLE)}`.execute(db);
+  const shippedNames = new Set(shippedMigrationNames());
+  return rows.map((r) => r.name).filter((name) => !shippedNames.has(name));
+}
 
 /**
  * Brings the schema up to date: our tables (kysely Migrator, which holds a lock so
- * concurrent starts are safe) and graphile-worker's own schema.
+ * concurrent starts are safe) and graphile-worker's own schema. Returns the migrations of a newer
+ * version found applied: migrations only expand the schema while an older version may still run
+ * (docs/operations.md "Upgrades"), so this version starts on it — a process of the previous
+ * release restarted during a rolling upgrade — and applies only its own missing ones, if any.
  */
-export async function migrateToLatest(db: Kysely<Database>, pool: pg.Pool): Promise<void> {
-  const migrator = new Migrator({ db, provider });
+export async function migrateToLatest(db: Kysely<Database>, pool: pg.Pool): Promise<{ newer: string[] }> {
+  const newer = await newerMigrations(db);
+  // kysely refuses applied migrations its provider lacks: they are listed as done, never run.
+  const applied: Migration = {
+    up: () => Promise.reject(new Error('a migration of a newer version cannot run in this one')),
+  };
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...(await loadMigrations()), ...Object.fromEntries(newer.map((name) => [name, applied])) }) },
+    allowUnorderedMigrations: newer.length > 0,
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     throw new Error(`migration ${failed?.migrationName ?? ''} failed`, { cause: error });
   }
   await runWorkerMigrations({ pgPool: pool });
+  return { newer };
 }

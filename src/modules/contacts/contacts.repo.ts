@@ -137,7 +137,7 @@ export async function updateContact(
               updated_at = now()
           WHERE c.project_id = ${projectId} AND c.id = ${id} AND ${changed}
             AND ${dataLimitBreach(sql.ref('c.data'), merged)} IS NULL
-          RETURNING c.*
+          RETURNING c.id, c.project_id, c.email, c.subscribed, c.data, c.created_at, c.updated_at
         )
         SELECT *, NULL AS breach, false AS retry FROM updated
         UNION ALL

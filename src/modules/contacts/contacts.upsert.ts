@@ -2,6 +2,14 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { ContactRow, Database, DataValue } from '../../db/schema.js';
 import { type DataLimitBreach, dataLimitBreach, dataLimitError } from './data-rules.js';
 
+/**
+ * The contact columns the statements below return, named: `RETURNING *` would grow with a column
+ * a newer version adds (expand-then-contract, docs/operations.md "Upgrades"), and the UNION of
+ * the answer would then fail in the older version still serving.
+ */
+const CONTACT_COLUMNS = (table: string) =>
+  sql.join(['id', 'project_id', 'email', 'subscribed', 'data', 'created_at', 'updated_at'].map((c) => sql.ref(`${table}.${c}`)));
+
 /** One contact write by email (track, send, POST /contacts, imports). */
 export interface ContactUpsert {
   /** Already normalised (see normalizeEmail). Distinct within one call. */
@@ -171,14 +179,14 @@ async function upsertRound(
       FROM checked k
       WHERE c.project_id = ${projectId} AND c.email = k.email AND c.ctid = k.row_version
         AND k.id IS NOT NULL AND k.changes AND k.breach IS NULL
-      RETURNING c.*
+      RETURNING ${CONTACT_COLUMNS('c')}
     ),
     inserted AS (
       INSERT INTO contacts (project_id, email, subscribed, data)
       SELECT ${projectId}, k.email, coalesce(k.in_subscribed, k.subscribed_if_new), k.merged
       FROM checked k WHERE k.id IS NULL AND k.breach IS NULL
       ON CONFLICT (project_id, email) DO NOTHING
-      RETURNING *
+      RETURNING ${CONTACT_COLUMNS('contacts')}
     )
     ${opts.attach ? sql`, settled AS (
       SELECT u.email, u.id FROM updated u
