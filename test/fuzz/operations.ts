@@ -68,7 +68,7 @@ export function operationsOf(doc: Doc): Operation[] {
  * the document belongs to exactly one: credentials.test.ts checks it.
  */
 export const GROUPS = {
-  accounts: (path: string) => /^\/(health|config|auth|users|projects|files|webhooks)(\/|$)/.test(path),
+  accounts: (path: string) => /^\/(health|metrics|config|auth|users|projects|files|webhooks)(\/|$)/.test(path),
   audience: (path: string) => /^\/(v1\/track|events|contacts|segments|suppressions|activity|analytics)(\/|$)/.test(path),
   messaging: (path: string) => /^\/(templates|v1\/send|emails|v1\/verify|domains|inbound-messages|campaigns)(\/|$)/.test(path),
   automation: (path: string) => /^\/(workflows|webhook-endpoints|uploads)(\/|$)/.test(path),
