@@ -1,10 +1,13 @@
-import { describe, expect, it, inject } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { connect } from '../../src/db/connection.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 
 // DESIGN §1 / issue 16 point 7: every tenant table can be distributed by `project_id` (Citus):
 // its primary key and every unique constraint include `project_id`, and every foreign key
-// between tenant tables includes it on both sides. Read from the catalog of the migrated test
-// database. Tables without `project_id` are either reference data (replicated to every node) or
+// between tenant tables includes it on both sides. Read from the catalog of a database of its own
+// that the migrations alone made (the shared test database also holds other tests' tables). Tables without `project_id` are either reference data (replicated to every node) or
 // node-local, each named below with why.
 //
 // NOT_YET lists what breaks the rule today, exactly; the migrations that make the schema ready
@@ -79,8 +82,39 @@ interface Row {
   definition: string | null;
 }
 
-async function catalog(): Promise<Row[]> {
+let dbName = '';
+let url = '';
+
+async function admin(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: inject('databaseUrl') });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  dbName = `distribution_${randomBytes(6).toString('hex')}`;
+  await admin(`CREATE DATABASE ${dbName}`);
+  const u = new URL(inject('databaseUrl'));
+  u.pathname = `/${dbName}`;
+  url = u.toString();
+  const db = connect(url, { max: 2 });
+  try {
+    await migrateToLatest(db.db, db.pool);
+  } finally {
+    await db.close();
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+});
+
+async function catalog(): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const { rows } = await client.query<Row>(`
