@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { createOwnDatabase, type OwnDatabase } from '../helpers/database.js';
 
 // DESIGN §1 / issue 16 point 7: every tenant table can be distributed by `project_id` (Citus):
 // its primary key and every unique constraint include `project_id`, and every foreign key
@@ -82,26 +82,11 @@ interface Row {
   definition: string | null;
 }
 
-let dbName = '';
-let url = '';
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: inject('databaseUrl') });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
+let own: OwnDatabase;
 
 beforeAll(async () => {
-  dbName = `distribution_${randomBytes(6).toString('hex')}`;
-  await admin(`CREATE DATABASE ${dbName}`);
-  const u = new URL(inject('databaseUrl'));
-  u.pathname = `/${dbName}`;
-  url = u.toString();
-  const db = connect(url, { max: 2 });
+  own = await createOwnDatabase('distribution');
+  const db = connect(own.url, { max: 2 });
   try {
     await migrateToLatest(db.db, db.pool);
   } finally {
@@ -110,11 +95,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await own?.drop();
 });
 
 async function catalog(): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: own.url });
   await client.connect();
   try {
     const { rows } = await client.query<Row>(`

@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createAppDeps } from '../../src/app-deps.js';
 import { loadConfig } from '../../src/config.js';
@@ -11,6 +9,7 @@ import { MIGRATION_TABLE, migrateToLatest } from '../../src/db/migrate.js';
 import { memoryStore } from '../../src/http/rate-limit.js';
 import { bearer, newProject } from '../helpers/accounts.js';
 import { TEST_SECRET } from '../helpers/app.js';
+import { createOwnDatabase, type OwnDatabase } from '../helpers/database.js';
 import { addVerifiedDomain } from '../modules/emails/helpers.js';
 
 // An upgrade in progress (docs/operations.md "Upgrades"): the next version migrated the database
@@ -18,27 +17,14 @@ import { addVerifiedDomain } from '../modules/emails/helpers.js';
 // version starts on it — a process of the previous release restarted before it was replaced. It
 // must start, leave the newer migration alone, and serve its routes.
 const NEXT = '9999_next_version_expands';
-let dbName = '';
+let own: OwnDatabase;
 let url = '';
 let db: Db;
 let app: FastifyInstance;
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: inject('databaseUrl') });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 beforeAll(async () => {
-  dbName = `newer_schema_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${dbName}`));
-  const u = new URL(inject('databaseUrl'));
-  u.pathname = `/${dbName}`;
-  url = u.toString();
+  own = await createOwnDatabase('newer_schema');
+  url = own.url;
   db = connect(url, { max: 4 });
   await migrateToLatest(db.db, db.pool);
   // What the next version's migration did: expand only.
@@ -50,7 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await db?.close();
-  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+  await own?.drop();
 });
 
 describe('this version on the schema of a newer one', () => {

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createOwnDatabase, type OwnDatabase } from '../helpers/database.js';
 import { cleanupServers, freePort, sleep, startServer } from '../helpers/process.js';
 
 const WORKER_LINE = /^Worker connected and looking for jobs/;
@@ -13,29 +12,16 @@ const WORKER_LINE = /^Worker connected and looking for jobs/;
  * jobs that other test files enqueue, and the server's own migrations run on it.
  */
 let databaseUrl = '';
-let dbName = '';
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: inject('databaseUrl') });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+let own: OwnDatabase | undefined;
 
 beforeAll(async () => {
-  dbName = `server_roles_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${dbName}`));
-  const url = new URL(inject('databaseUrl'));
-  url.pathname = `/${dbName}`;
-  databaseUrl = url.toString();
+  own = await createOwnDatabase('server_roles');
+  databaseUrl = own.url;
 });
 afterEach(() => cleanupServers());
 afterAll(async () => {
   await cleanupServers({ removeTemp: true });
-  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+  await own?.drop();
 });
 
 async function connectionRefused(port: number): Promise<boolean> {

@@ -366,7 +366,10 @@ const markSentStatement = compiledStatement(
         status = CASE WHEN e.status IN ('PENDING', 'SENDING') THEN 'SENT' ELSE e.status END,
         unconfirmed = CASE WHEN m.stale THEN e.unconfirmed ELSE i.unconfirmed END,
         updated_at = now(),
-        error = CASE WHEN i.set_note AND NOT m.stale THEN i.note ELSE e.error END,
+        -- A confirmed mark on an email another run marked unconfirmed meanwhile (the 250 was recorded
+        -- after all) drops that run's note with its flag.
+        error = CASE WHEN m.stale THEN e.error WHEN i.set_note THEN i.note
+                     WHEN e.unconfirmed AND NOT i.unconfirmed THEN NULL ELSE e.error END,
         subject = CASE WHEN i.set_subject AND NOT m.stale THEN i.subject ELSE e.subject END
       FROM before b JOIN input i ON i.id = b.id
         -- An unconfirmed mark on an email no longer PENDING or SENDING is stale (a run that read it

@@ -1,35 +1,23 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createVerp } from '../../../src/modules/bounces/index.js';
 import { cleanupServers, freePort, startServer } from '../../helpers/process.js';
 import { fixture, smtpSend } from './helpers.js';
+import { createOwnDatabase, type OwnDatabase } from '../../helpers/database.js';
 
 const SECRET = 'server-test-secret-0123456789abcdefghijklmnop';
 let databaseUrl = '';
-let dbName = '';
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: inject('databaseUrl') });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+let own: OwnDatabase | undefined;
 
 beforeAll(async () => {
-  dbName = `bounces_server_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${dbName}`));
-  const url = new URL(inject('databaseUrl'));
-  url.pathname = `/${dbName}`;
-  databaseUrl = url.toString();
+  own = await createOwnDatabase('bounces_server');
+  databaseUrl = own.url;
 });
 afterEach(() => cleanupServers());
 afterAll(async () => {
   await cleanupServers({ removeTemp: true });
-  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+  await own?.drop();
 });
 
 describe('the receiver in the server process', () => {

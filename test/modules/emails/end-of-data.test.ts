@@ -196,6 +196,18 @@ describe('delivery: the stage on the email row', () => {
     expect(row).toMatchObject({ status: 'SENT', unconfirmed: false, error: null });
   });
 
+  it("a recorded 250 after another run's unconfirmed mark confirms the email: flag and note cleared together", async () => {
+    const id = await pendingEmail('confirmed-after-mark@example.com');
+    await t.db.db.updateTable('emails').set({ status: 'SENDING', attempts: 1, end_of_data_at: new Date() }).where('id', '=', id).execute();
+    const { message_id: messageId } = await t.db.db.selectFrom('emails').select('message_id').where('id', '=', id).executeTakeFirstOrThrow();
+    // Another run read the row SENDING past its end of data and marks it first; the run that got
+    // the 250 read it with no error, so its mark sets no note of its own.
+    expect(await markSent(t.db.db, [{ emailId: id, messageId, note: UNCONFIRMED_NOTE, unconfirmed: true }])).toEqual(new Set([id]));
+    expect(await markSent(t.db.db, [{ emailId: id, messageId }])).toEqual(new Set([id]));
+    const row = await t.db.db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'SENT', unconfirmed: false, error: null });
+  });
+
   it('withholds the dot when the email is no longer in this attempt (another run took it over)', async () => {
     const { mail, delivery } = deliveryWith(sink.url);
     try {
