@@ -140,6 +140,8 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     const campaignIds = (await cluster.query<{ id: string }>(`SELECT id FROM emails WHERE campaign_id = $1`, [campaign.id])).map((r) => r.id);
     expect(campaignIds.filter((id) => !delivered.has(id))).toEqual([]);
 
+    console.log(`multi-process: ${JSON.stringify({ seconds: Math.round((Date.now() - started) / 1000), tracks: SIZE.tracks, sends: SIZE.sends + 20, imported: SIZE.imported, campaignRecipients: recipients, delivered: ids.length, workflowContacts: SIZE.workflowContacts })}`);
+
     // Every accepted event recorded once.
     const eventIds = tracks.map((t) => String((t.body.data as { event: string }).event));
     expect(new Set(eventIds).size).toBe(SIZE.tracks);
