@@ -85,6 +85,31 @@ export const REDACT = [
   '*.secret',
 ];
 
+/**
+ * What the API and the METRICS_PORT listener share: the catalog of their routes (404 and 405
+ * answers name what exists; `defaultAuth` for routes that declare none), zod validation and
+ * serialisation, X-Request-Id, the error envelope and request metrics. Returns the catalog.
+ */
+function registerBasics(app: FastifyInstance, defaultAuth: AuthMode): RouteSummary[] {
+  const routes: RouteSummary[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (method !== 'HEAD') routes.push({ method, url: route.url, auth: route.config?.auth ?? defaultAuth, roles: route.config?.roles });
+    }
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Hooks that never wait take `done` rather than returning a promise: one less per request.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    done();
+  });
+  registerErrorHandling(app);
+  registerUnmatched(app, () => routes);
+  registerRequestMetrics(app);
+  return routes;
+}
+
 /** Registers plugins and modules; nothing else. The caller listens (or injects). */
 export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<FastifyInstance> {
   const bodyTimeouts = { bodyMs: deps.config.bodyTimeoutSeconds * 1000, uploadMs: deps.config.uploadTimeoutSeconds * 1000 };
@@ -106,29 +131,14 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions): Promise<Fa
     frameworkErrors: frameworkErrorHandler,
     rewriteUrl: (req) => rewritePublicApiUrl(req.url),
   });
-  const routes: RouteSummary[] = [];
-  app.decorate('routeCatalog', routes);
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/docs')) {
       // The docs page's own routes (registered by @fastify/swagger-ui) are public.
       route.config = { ...route.config, auth: AuthMode.none, rateLimit: false };
       route.schema = { ...route.schema, hide: true };
     }
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) {
-      if (method !== 'HEAD') routes.push({ method, url: route.url, auth: route.config?.auth ?? AuthMode.secret, roles: route.config?.roles });
-    }
   });
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  // Hooks that never wait take `done` rather than returning a promise: one less per request.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
-    done();
-  });
-  registerErrorHandling(app);
-  registerUnmatched(app, () => routes);
-  registerRequestMetrics(app);
+  app.decorate('routeCatalog', registerBasics(app, AuthMode.secret));
   await app.register(bodyTimeoutPlugin, bodyTimeouts);
 
   await registerOpenApi(app, deps.config.publicUrl);
@@ -191,21 +201,7 @@ export async function buildOpsApp(deps: AppDeps, opts: { logger?: FastifyBaseLog
     trustProxy: false,
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const routes: RouteSummary[] = [];
-  app.addHook('onRoute', (route) => {
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
-      if (method !== 'HEAD') routes.push({ method, url: route.url, auth: route.config?.auth ?? AuthMode.none });
-    }
-  });
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
-    done();
-  });
-  registerErrorHandling(app);
-  registerUnmatched(app, () => routes);
-  registerRequestMetrics(app);
+  registerBasics(app, AuthMode.none);
   await app.register(systemRoutes, deps);
   await app.register(metricsRoutes, deps);
   return app;

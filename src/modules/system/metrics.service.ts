@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Database } from '../../db/schema.js';
+import { DEAD_AFTER_SECONDS } from '../../jobs/liveness.js';
 import { METRIC_PREFIX, metricsRegistry } from '../../lib/metrics.js';
 import { countPendingEmails } from '../emails/index.js';
 import { sumEmailStats } from '../security/index.js';
@@ -16,8 +17,6 @@ import { JobState, readQueueDepth, readWorkerHeartbeats } from './system.repo.js
  * after the process's only when the read succeeded.
  */
 const STATEMENT_TIMEOUT_MS = 1000;
-/** A worker whose heartbeat is older is counted dead (src/jobs/liveness.ts DEAD_AFTER_SECONDS). */
-const LIVE_WORKER_SECONDS = 30;
 
 const databaseRegistry = new Registry();
 const registers = [databaseRegistry];
@@ -46,7 +45,7 @@ const emailsTotal = new Counter({
 });
 const workersLive = new Gauge({
   name: `${METRIC_PREFIX}workers_live`,
-  help: `Job worker runners with a heartbeat in the last ${LIVE_WORKER_SECONDS} s (every process; two per worker process: jobs and webhooks)`,
+  help: `Job worker runners with a heartbeat in the last ${DEAD_AFTER_SECONDS} s (every process; two per worker process: jobs and webhooks)`,
   registers,
 });
 const heartbeatAge = new Gauge({
@@ -71,7 +70,7 @@ async function readDatabaseMetrics(db: Kysely<Database>) {
     const queue = await readQueueDepth(trx);
     const pending = await countPendingEmails(trx);
     const totals = await sumEmailStats(trx);
-    const workers = await readWorkerHeartbeats(trx, LIVE_WORKER_SECONDS);
+    const workers = await readWorkerHeartbeats(trx, DEAD_AFTER_SECONDS);
     return { queue, pending, totals, workers };
   });
 }
