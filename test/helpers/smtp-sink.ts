@@ -35,7 +35,10 @@ export interface SmtpSink {
   hold(address: string, at: 'rcpt' | 'reply'): void;
   /** Transactions stalled by {@link SmtpSink.hold} right now. */
   held(): { rcpt: string[]; reply: string[] };
-  /** Answers every stalled transaction normally (a no-op for a client that went away meanwhile). */
+  /**
+   * Answers every stalled transaction normally (a no-op for a client that went away meanwhile)
+   * and forgets the holds no transaction has taken yet.
+   */
   release(): void;
   /** How many RCPT TO each address received (accepted or not). */
   attempts(address: string): number;
@@ -144,6 +147,7 @@ export async function startSmtpSink(opts: SinkOptions = {}): Promise<SmtpSink> {
     hold: (address, at) => void holds.set(address.toLowerCase(), at),
     held: () => ({ rcpt: stalled.filter((h) => h.at === 'rcpt').map((h) => h.address), reply: stalled.filter((h) => h.at === 'reply').map((h) => h.address) }),
     release: () => {
+      holds.clear();
       for (const h of stalled.splice(0)) {
         try {
           h.answer();

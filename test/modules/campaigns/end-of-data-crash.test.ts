@@ -4,7 +4,7 @@ import type { Campaign, CampaignStats } from '../../../src/modules/campaigns/cam
 import type { Email } from '../../../src/modules/emails/emails.schema.js';
 import { UNCONFIRMED_NOTE } from '../../../src/modules/emails/index.js';
 import { SMTP_POOL_DEFAULTS } from '../../../src/mail/transports/smtp.js';
-import { cleanupServers, sleep } from '../../helpers/process.js';
+import { cleanupServers, type ServerProcess, sleep } from '../../helpers/process.js';
 import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { createSendTestApp, type SendTestApp } from '../emails/helpers.js';
 import { api, createCampaign, emailsOf, seedContacts, sender, waitForNoEmailJobs } from './helpers.js';
@@ -19,12 +19,13 @@ import { killHard, releaseKilledWorker, startReadyWorker, waitForCampaignSent } 
 
 let t: SendTestApp;
 let sink: SmtpSink;
-let slowSink: SmtpSink;
+// Two slow relays: each worker of the SIGKILL-twice test has one of its own while it can be killed.
+let slowSinks: SmtpSink[] = [];
 
 beforeAll(async () => {
   sink = await startSmtpSink({ keepRaw: false });
   // Every transaction spends ~half its time before its final dot and ~half waiting for the reply.
-  slowSink = await startSmtpSink({ keepRaw: false, delays: { rcptMs: 15, replyMs: 15 } });
+  slowSinks = await Promise.all([1, 2].map(() => startSmtpSink({ keepRaw: false, delays: { rcptMs: 15, replyMs: 15 } })));
   t = await createSendTestApp({ env: { SMTP_URL: sink.url } });
 });
 afterEach(() => cleanupServers());
@@ -32,7 +33,7 @@ afterAll(async () => {
   await cleanupServers({ removeTemp: true });
   await t?.close();
   await sink?.close();
-  await slowSink?.close();
+  await Promise.all(slowSinks.map((x) => x.close()));
 });
 
 async function diagnose(campaignId: string): Promise<string> {
@@ -106,39 +107,49 @@ describe('a worker SIGKILLed inside SMTP transactions', () => {
     expect(campaign).toMatchObject({ status: 'SENT', totalRecipients: 6, sentCount: 5, unconfirmedCount: 1 });
   });
 
-  it('a campaign with its worker SIGKILLed twice: every recipient gets it exactly once except those counted unconfirmed; stats add up', { timeout: 60_000 }, async () => {
+  it('a campaign whose delivering worker is SIGKILLed twice: every recipient gets it exactly once except those counted unconfirmed; stats add up', { timeout: 60_000 }, async () => {
     const N = 300;
     const s = await sender(t);
     const contacts = await seedContacts(t.db, s.project.id, N, { tag: `twice${Date.now()}-` });
     const addresses = new Set(contacts.map((x) => x.email));
     const received = () => {
       const n = new Map<string, number>();
-      for (const m of slowSink.messages) for (const to of m.to) if (addresses.has(to)) n.set(to, (n.get(to) ?? 0) + 1);
+      for (const m of slowSinks.flatMap((x) => x.messages)) for (const to of m.to) if (addresses.has(to)) n.set(to, (n.get(to) ?? 0) + 1);
       return n;
     };
     const total = () => [...received().values()].reduce((a, b) => a + b, 0);
     const c = await createCampaign(t, s);
 
-    // Two workers deliver; each is SIGKILLed mid-campaign in turn. The next one starts while
-    // they run (a worker takes seconds to start), so only the last needs waiting for.
-    const [first, second] = await Promise.all([startReadyWorker(t, slowSink.url), startReadyWorker(t, slowSink.url)]);
+    // Two workers, each delivering to a relay of its own, so that a kill can be aimed at the one
+    // delivering (a campaign's batches run one at a time). The replacement of the first killed
+    // starts while the other runs on (a worker takes seconds to start).
+    const workers = new Map<SmtpSink, Promise<ServerProcess>>(slowSinks.map((r) => [r, startReadyWorker(t, r.url)]));
+    await Promise.all(workers.values());
     expect((await api(t.app, s.project, 'POST', `/campaigns/${c.id}/send`)).statusCode).toBe(200);
-    // Deliveries move in step (their statements are shared): each kill is aimed at a moment when
-    // some transactions are before their final dot, or a kill may only ever cut replies.
-    const beforeDot = async () =>
-      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM emails WHERE campaign_id = ${c.id} AND status = 'SENDING' AND end_of_data_at IS NULL`.execute(t.db.db))
-        .rows[0]?.n !== 0;
+    // Each kill must cut a transaction before its final dot, or it may only ever cut replies (a
+    // batch's deliveries move in step: their statements are shared). The next RCPT TO of every
+    // recipient not served yet stalls; the worker whose relay holds one is killed while its other
+    // transactions run on.
+    const killDelivering = async (): Promise<SmtpSink> => {
+      const got = received();
+      const relays = [...workers.keys()];
+      for (const relay of relays) for (const a of addresses) if (!got.has(a)) relay.hold(a, 'rcpt');
+      const stalled = () => relays.find((r) => r.held().rcpt.length > 0);
+      await waitFor('a transaction stalled before its final dot', () => stalled() !== undefined);
+      const relay = stalled() as SmtpSink;
+      const worker = await (workers.get(relay) as Promise<ServerProcess>);
+      await killHard(worker);
+      for (const r of relays) r.release();
+      await releaseKilledWorker(t, worker);
+      return relay;
+    };
     await waitFor('60 messages', () => total() >= 60);
-    await waitFor('a transaction before its final dot', beforeDot);
-    await killHard(first);
-    await releaseKilledWorker(t, first);
-    const third = startReadyWorker(t, slowSink.url);
+    const freed = await killDelivering();
+    workers.set(freed, startReadyWorker(t, freed.url));
     await waitFor('150 messages', () => total() >= 150);
-    await waitFor('a transaction before its final dot', beforeDot);
-    await killHard(second);
+    await killDelivering();
     expect(total(), 'the second kill landed after the campaign had finished').toBeLessThan(N);
-    await releaseKilledWorker(t, second);
-    await third;
+    await Promise.all(workers.values());
     await waitForCampaignSent(t, c.id, 40_000, () => diagnose(c.id));
     await waitForNoEmailJobs(t, c.id); // a late resend would still be counted
 
