@@ -83,7 +83,7 @@ async function seed(projectId) {
   // The other kinds of rows, a few of each, so every table of the reset has work.
   const { rows: [tpl] } = await db.query(`INSERT INTO templates (project_id, name, subject, body, from_email) VALUES ($1, 'bench', 's', 'b', 'a@bench.example') RETURNING id`, [projectId]);
   const { rows: [seg] } = await db.query(`INSERT INTO segments (project_id, name, type) VALUES ($1, 'bench', 'STATIC') RETURNING id`, [projectId]);
-  await db.query('INSERT INTO segment_members (segment_id, contact_id) SELECT $1, id FROM ids WHERE n <= 100000', [seg.id]);
+  await db.query('INSERT INTO segment_members (segment_id, project_id, contact_id) SELECT $1, $2, id FROM ids WHERE n <= 100000', [seg.id, projectId]);
   const { rows: [camp] } = await db.query(`INSERT INTO campaigns (project_id, name, subject, body, from_email, audience_type, segment_id, status) VALUES ($1, 'bench', 's', 'b', 'a@bench.example', 'SEGMENT', $2, 'SENT') RETURNING id`, [projectId, seg.id]);
   await db.query(`
     INSERT INTO emails (project_id, contact_id, campaign_id, template_id, source, type, status, to_email, from_email, subject, html, message_id)

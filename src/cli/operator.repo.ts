@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database, ProjectRow } from '../db/schema.js';
+import { type Database, INSTANCE_PROJECT_ID, type ProjectRow } from '../db/schema.js';
 import { isUuid } from '../lib/uuid.js';
 import { liftProjectSuspension, suspendProject } from '../modules/security/index.js';
 
@@ -18,7 +18,7 @@ export async function setProjectDisabled(
   disabled: boolean,
   opts: { by?: string; reason?: string } = {},
 ): Promise<ProjectRow | undefined> {
-  if (!isUuid(projectId)) return undefined;
+  if (!isUuid(projectId) || projectId === INSTANCE_PROJECT_ID) return undefined;
   if (!disabled) {
     const lifted = await liftProjectSuspension(db, { projectId, by: opts.by ?? 'operator' });
     if (!lifted) return undefined;
@@ -53,6 +53,7 @@ export async function listProjectsWithOwners(
         WHERE m.project_id = p.id AND m.role = 'OWNER' ORDER BY u.email
       )`.as('owner_emails'),
     ])
+    .where('p.id', '<>', INSTANCE_PROJECT_ID)
     .orderBy('p.created_at', 'asc')
     .orderBy('p.id', 'asc');
   const memberId = opts.memberId;

@@ -221,6 +221,7 @@ export type NewProjectRow = Insertable<ProjectsTable>;
 /** One piece of an uploaded CSV file of an import job, in upload order (`seq` from 0). */
 export interface ImportChunksTable {
   job_id: string;
+  project_id: string;
   seq: number;
   data: Buffer;
 }
@@ -304,10 +305,17 @@ export type EmailSource = (typeof EMAIL_SOURCES)[number];
 /** The instance's own account mail (migration 0021): no project, delivered by the same code. */
 export const SYSTEM_SOURCE = 'SYSTEM';
 
+/**
+ * The `projects` row that owns SYSTEM emails (migration 0039): every tenant row names a project,
+ * as a table distributed by `project_id` requires (docs/scaling.md). Disabled, with keys nobody
+ * holds and no members; never listed, and mapped back to "no project" where emails are read.
+ */
+export const INSTANCE_PROJECT_ID = '00000000-0000-0000-0000-000000000000';
+
 export interface EmailsTable {
   id: Generated<string>;
-  /** Null exactly for SYSTEM emails (they belong to no project). */
-  project_id: string | null;
+  /** INSTANCE_PROJECT_ID exactly for SYSTEM emails (they belong to no project). */
+  project_id: string;
   contact_id: string | null;
   source: EmailSource | typeof SYSTEM_SOURCE;
   /** SYSTEM emails: what they are (verify-email, password-reset, invitation, …); null otherwise. */
@@ -357,8 +365,8 @@ export interface EmailsTable {
 
 export interface OutboxTable {
   id: Generated<string>;
-  /** Null for SYSTEM emails. */
-  project_id: string | null;
+  /** INSTANCE_PROJECT_ID for SYSTEM emails. */
+  project_id: string;
   email_id: string;
   message_id: string;
   envelope_from: string;
@@ -399,6 +407,7 @@ export interface SegmentsTable {
 
 export interface SegmentMembersTable {
   segment_id: string;
+  project_id: string;
   contact_id: string;
   created_at: Timestamp;
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INSTANCE_PROJECT_ID } from '../../src/db/schema.js';
 import { createProject, signUp, uniqueEmail } from '../helpers/accounts.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectOneErrorLine, runCli as runCliIn } from '../helpers/cli.js';
@@ -202,6 +203,22 @@ describe('admin CLI: projects', () => {
     expect((await call()).statusCode).toBe(200);
 
     expectOneErrorLine(await runCli(['disable-project', '--project', randomUUID()]), /no project with id/);
+  });
+
+  it("never shows the instance mail's row (migration 0039) as a project; its keys open nothing", async () => {
+    const all = await runCli(['list-projects']);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout).not.toContain(INSTANCE_PROJECT_ID);
+    for (const command of ['print-keys', 'enable-project', 'disable-project']) {
+      expectOneErrorLine(await runCli([command, '--project', INSTANCE_PROJECT_ID]), /no project with id/);
+    }
+    const row = await t.db.db.selectFrom('projects').selectAll().where('id', '=', INSTANCE_PROJECT_ID).executeTakeFirstOrThrow();
+    expect(row.disabled).toBe(true);
+    for (const key of [row.secret_key, row.public_key]) {
+      const res = await t.app.inject({ method: 'GET', url: '/test/cli/whoami', headers: { authorization: `Bearer ${key}` } });
+      expect(res.statusCode).toBeGreaterThanOrEqual(401);
+      expect(res.statusCode).toBeLessThanOrEqual(403);
+    }
   });
 });
 

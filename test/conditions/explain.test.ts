@@ -72,10 +72,10 @@ beforeAll(async () => {
     .returning('id')
     .execute();
   staticSegmentId = segments[0]?.id ?? '';
-  await sql`INSERT INTO segment_members (segment_id, contact_id)
-    SELECT ${staticSegmentId}::uuid, id FROM contacts WHERE project_id = ${projectId}::uuid ORDER BY id LIMIT 50`.execute(db.db);
-  await sql`INSERT INTO segment_members (segment_id, contact_id)
-    SELECT ${segments[1]?.id ?? ''}::uuid, id FROM contacts WHERE project_id = ${projectId}::uuid`.execute(db.db);
+  await sql`INSERT INTO segment_members (segment_id, project_id, contact_id)
+    SELECT ${staticSegmentId}::uuid, project_id, id FROM contacts WHERE project_id = ${projectId}::uuid ORDER BY id LIMIT 50`.execute(db.db);
+  await sql`INSERT INTO segment_members (segment_id, project_id, contact_id)
+    SELECT ${segments[1]?.id ?? ''}::uuid, project_id, id FROM contacts WHERE project_id = ${projectId}::uuid`.execute(db.db);
   await sql`ANALYZE contacts, events, emails, segment_members`.execute(db.db);
 });
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 const DIR = new URL('../../src/db/migrations/', import.meta.url);
 const FIRST_UNDER_RULE = 39;
 const CONTRACTING = [
-  /\bDROP\s+(TABLE|COLUMN|VIEW|FUNCTION|TYPE)\b/i,
+  /\bDROP\s+(TABLE|COLUMN|VIEW|FUNCTION|TYPE|CONSTRAINT)\b/i,
   /\bRENAME\b/i,
   /\bALTER\s+COLUMN\s+\S+\s+(SET\s+DATA\s+)?TYPE\b/i,
   /\bALTER\s+COLUMN\s+\S+\s+SET\s+NOT\s+NULL\b/i,
@@ -37,6 +37,8 @@ describe('migrations expand only', () => {
     expect(contractingStatements(up('await sql`ALTER TABLE t ADD COLUMN c int NOT NULL DEFAULT 0`.execute(db);'))).toEqual([]);
     expect(contractingStatements(up('await sql`ALTER TABLE t DROP COLUMN c`.execute(db);'))).toEqual(['DROP COLUMN']);
     expect(contractingStatements(up('await sql`ALTER TABLE t RENAME COLUMN a TO b`.execute(db);'))).toEqual(['RENAME']);
+    // A unique key dropped: the previous release's ON CONFLICT naming it fails.
+    expect(contractingStatements(up('await sql`ALTER TABLE t DROP CONSTRAINT t_key`.execute(db);'))).toEqual(['DROP CONSTRAINT']);
     expect(contractingStatements(up('await sql`ALTER TABLE t ALTER COLUMN a TYPE bigint`.execute(db);'))).toHaveLength(1);
     expect(contractingStatements(up('await sql`ALTER TABLE t ADD COLUMN c int NOT NULL`.execute(db);'))).toHaveLength(1);
     expect(contractingStatements(up('// contract: 0.3 stopped reading c\nawait sql`ALTER TABLE t DROP COLUMN c`.execute(db);'))).toEqual([]);

@@ -76,7 +76,7 @@ export const enableProject = defineCommand({
   async run({ db, flags, print }) {
     const by = flags.by?.trim() || 'operator';
     const id = flags.project.trim();
-    const project = isUuid(id) ? await liftProjectSuspension(db, { projectId: id, by }) : undefined;
+    const project = (await findProjectById(db, id)) ? await liftProjectSuspension(db, { projectId: id, by }) : undefined;
     if (!project) throw noProject(id);
     print(
       project.wasDisabled

@@ -124,7 +124,7 @@ async function foldShards(
       SELECT ${refs(group)}, 0, ${sums} FROM moved GROUP BY ${refs(group)}
       HAVING ${sql.join(t.columns.map((c) => sql`sum(${sql.ref(c)}) <> 0`), sql` OR `)}
       ORDER BY ${refs(t.key)}
-      ON CONFLICT (${refs(t.key)}, shard) DO UPDATE SET ${set}
+      ON CONFLICT (${refs([...t.key, 'shard', ...(t.carry ?? [])])}) DO UPDATE SET ${set}
     )
     SELECT count(*)::int AS n FROM moved`.execute(db);
   return rows[0]?.n ?? 0;

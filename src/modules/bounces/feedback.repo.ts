@@ -58,7 +58,7 @@ export async function countSoftBounce(
     WITH ins AS (
       INSERT INTO soft_bounces (project_id, address, email_id, report_key, detail)
       VALUES (${q.projectId}, ${address}, ${q.emailId}, ${q.reportKey.slice(0, 200)}, ${q.detail})
-      ON CONFLICT (email_id, report_key) DO NOTHING
+      ON CONFLICT (email_id, report_key, project_id) DO NOTHING
       RETURNING email_id, bounced_at
     )
     SELECT (SELECT count(*) FROM ins)::int AS inserted,

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema.js';
 
 /** Stores the pieces of an uploaded file, in order, in one statement (in the upload's transaction). */
-export async function insertImportChunks(trx: Transaction<Database>, jobId: string, pieces: readonly Buffer[]): Promise<void> {
+export async function insertImportChunks(trx: Transaction<Database>, projectId: string, jobId: string, pieces: readonly Buffer[]): Promise<void> {
   if (pieces.length === 0) return;
   await trx
     .insertInto('import_chunks')
-    .values(pieces.map((data, seq) => ({ job_id: jobId, seq, data })))
+    .values(pieces.map((data, seq) => ({ job_id: jobId, project_id: projectId, seq, data })))
     .execute();
 }
 

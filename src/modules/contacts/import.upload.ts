@@ -144,7 +144,7 @@ export async function storeImportUpload(
         total: Math.max(received.lines - 1, 0),
         payload: { filename, bytes: received.bytes, chunks: pieces.length },
       });
-      await insertImportChunks(trx, jobId, pieces);
+      await insertImportChunks(trx, input.projectId, jobId, pieces);
       await enqueueJob(trx, { jobId, task: Tasks.contactsImport, priority: JobPriority.contacts });
       return jobId;
     });

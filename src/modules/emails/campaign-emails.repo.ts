@@ -54,7 +54,7 @@ export const MATERIALISE_PARTS = 2;
  * together they insert exactly the audience the caller sees. The caller holds the campaign's row
  * lock (FOR NO KEY UPDATE: the parts' foreign-key checks take KEY SHARE on it) and commits the
  * campaign's materialised state after them ({@link queueCampaignBatches}); if it never does, a
- * re-run inserts what is missing (ON CONFLICT on (campaign_id, contact_id)) on its own snapshot.
+ * re-run inserts what is missing (ON CONFLICT on (campaign_id, contact_id, project_id)) on its own snapshot.
  * MARKETING skips unsubscribed contacts. Subject and body are stored as templates: delivery
  * renders them with the contact's data at that moment (delivery/personalise.ts). A suppressed
  * address's row is CANCELLED with the reason: visible per email and counted as cancelled in the
@@ -93,7 +93,7 @@ export async function insertCampaignEmailsPart(trx: Transaction<Database>, a: Ca
           FROM contacts c ${suppressionJoinSql(a.projectId, sql.ref('c.email'), 'sup')}
           WHERE c.project_id = ${a.projectId} AND (${a.audience}) ${marketing}
             AND abs(hashtext(c.id::text)::bigint) % ${parts}::int = ${part}::int) r
-    ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING`.execute(trx);
+    ON CONFLICT (campaign_id, contact_id, project_id) WHERE campaign_id IS NOT NULL DO NOTHING`.execute(trx);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, EmailRow, EmailSource, EmailStatus, EmailType, StoredAttachment, SYSTEM_SOURCE, TrackingMode } from '../../db/schema.js';
+import { type Database, type EmailRow, type EmailSource, type EmailStatus, type EmailType, type StoredAttachment, SYSTEM_SOURCE, type TrackingMode } from '../../db/schema.js';
 import { Tasks } from '../../jobs/queue.js';
 import { suppressionNoteSql } from '../suppressions/index.js';
 import { compiledStatement } from './compiled-statement.js';
@@ -153,11 +153,11 @@ export interface CampaignRecipient {
 const deliveryRead = (db: Db) =>
   db
     .selectFrom('emails as e')
-    // SYSTEM emails have no project: not disabled, never tracked.
-    .leftJoin('projects as p', 'p.id', 'e.project_id')
+    // SYSTEM emails have no project (theirs is INSTANCE_PROJECT_ID's row): not disabled, never tracked.
+    .leftJoin('projects as p', (j) => j.onRef('p.id', '=', 'e.project_id').on('e.source', '<>', SYSTEM_SOURCE))
     // Only campaign emails are personalised at delivery: for other emails the key is NULL, so the
     // contacts index is not even probed.
-    .leftJoin('contacts as c', (j) => j.on('c.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`))
+    .leftJoin('contacts as c', (j) => j.on('c.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`).onRef('c.project_id', '=', 'e.project_id'))
     // The suppression list, probed by its key in this same query (no extra round trip per email).
     .leftJoin('suppressions as s', (j) => j.onRef('s.project_id', '=', 'e.project_id').on('s.email', '=', sql<string>`lower(e.to_email)`))
     .select(suppressionNoteSql('s').as('suppressed'))
@@ -192,7 +192,7 @@ function toDeliveryEmail(r: DeliveryRow): DeliveryEmail {
     r.source === 'CAMPAIGN' ? { id: r.recipient_id, email: r.recipient_email, data: r.recipient_data, subscribed: r.recipient_subscribed } : undefined;
   return {
     id: r.id,
-    projectId: r.project_id,
+    projectId: r.source === SYSTEM_SOURCE ? null : r.project_id,
     contactId: r.contact_id,
     source: r.source,
     type: r.type,
@@ -226,9 +226,9 @@ export type ProjectEmailRow = Omit<EmailRow, 'project_id' | 'source'> & { projec
 /** One email of the project (GET /emails/:id), or undefined. */
 export async function findProjectEmail(db: Db, projectId: string, emailId: string): Promise<ProjectEmailRow | undefined> {
   const row = await db.selectFrom('emails').selectAll().where('id', '=', emailId).where('project_id', '=', projectId).executeTakeFirst();
-  // Filtered by project: a SYSTEM email (no project) is never found here.
-  if (!row || row.project_id === null || row.source === 'SYSTEM') return undefined;
-  return { ...row, project_id: row.project_id, source: row.source };
+  // Filtered by project: a SYSTEM email (INSTANCE_PROJECT_ID's) is never found here.
+  if (!row || row.source === SYSTEM_SOURCE) return undefined;
+  return { ...row, source: row.source };
 }
 
 export async function findAttachments(db: Db, attachmentSetId: string): Promise<StoredAttachment[]> {

@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import { type Database, SYSTEM_SOURCE } from '../../db/schema.js';
 
 /**
  * What other modules read and note on email rows after sending: the relay's notifications
@@ -16,7 +16,7 @@ export interface FeedbackEmail {
 
 /**
  * The project email one of these Message-IDs names (unique index on message_id). SYSTEM emails
- * (no project) are not found: the relay's notifications about the instance's own account mail
+ * (the instance's own) are not found: the relay's notifications about the instance's own account mail
  * change no project's record (docs/accounts.md).
  */
 export async function findEmailByMessageIds(trx: Transaction<Database>, messageIds: readonly string[]): Promise<FeedbackEmail | undefined> {
@@ -25,10 +25,10 @@ export async function findEmailByMessageIds(trx: Transaction<Database>, messageI
     .selectFrom('emails')
     .select(['id', 'project_id', 'contact_id', 'to_email'])
     .where('message_id', 'in', messageIds)
-    .where('project_id', 'is not', null)
+    .where('source', '<>', SYSTEM_SOURCE)
     .limit(1)
     .executeTakeFirst();
-  return row?.project_id ? { ...row, project_id: row.project_id } : undefined;
+  return row;
 }
 
 /** The project emails with these ids (verified VERP return paths name them), by id; SYSTEM emails are not found, as above. */
@@ -38,9 +38,9 @@ export async function findEmailsByIds(trx: Transaction<Database>, emailIds: read
     .selectFrom('emails')
     .select(['id', 'project_id', 'contact_id', 'to_email'])
     .where('id', 'in', emailIds)
-    .where('project_id', 'is not', null)
+    .where('source', '<>', SYSTEM_SOURCE)
     .execute();
-  return new Map(rows.flatMap((r) => (r.project_id ? [[r.id, { ...r, project_id: r.project_id }] as const] : [])));
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 /** Keeps a soft bounce's reason on the email (its status is left alone: see docs/tracking.md). */

@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import { type Database, INSTANCE_PROJECT_ID } from '../../db/schema.js';
 import { isUuid } from '../../lib/uuid.js';
 import { recordMilestone } from './status.js';
 
@@ -28,7 +28,7 @@ async function captureMessage(trx: Transaction<Database>, m: CapturedMessage): P
   const row = await trx
     .insertInto('outbox')
     .values({
-      project_id: m.projectId,
+      project_id: m.projectId ?? INSTANCE_PROJECT_ID,
       email_id: m.emailId,
       message_id: m.messageId,
       envelope_from: m.envelopeFrom,
@@ -36,7 +36,7 @@ async function captureMessage(trx: Transaction<Database>, m: CapturedMessage): P
       subject: m.subject,
       raw: m.raw,
     })
-    .onConflict((oc) => oc.column('email_id').doNothing())
+    .onConflict((oc) => oc.columns(['email_id', 'project_id']).doNothing())
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;
@@ -56,18 +56,18 @@ export interface OutboxEntry {
 export async function listOutbox(db: Kysely<Database>, opts: { projectId?: string; system?: boolean; limit: number }): Promise<OutboxEntry[]> {
   let query = db
     .selectFrom('outbox as o')
-    .innerJoin('emails as e', 'e.id', 'o.email_id')
+    .innerJoin('emails as e', (j) => j.onRef('e.id', '=', 'o.email_id').onRef('e.project_id', '=', 'o.project_id'))
     .select(['o.email_id', 'o.project_id', 'o.created_at', 'o.envelope_to', 'o.message_id'])
     .select(sql<string>`coalesce(o.subject, e.subject)`.as('subject'))
     .orderBy('o.created_at', 'desc')
     .orderBy('o.id', 'desc')
     .limit(opts.limit);
   if (opts.projectId !== undefined) query = query.where('o.project_id', '=', opts.projectId);
-  if (opts.system) query = query.where('o.project_id', 'is', null);
+  if (opts.system) query = query.where('o.project_id', '=', INSTANCE_PROJECT_ID);
   const rows = await query.execute();
   return rows.map((r) => ({
     emailId: r.email_id,
-    projectId: r.project_id,
+    projectId: r.project_id === INSTANCE_PROJECT_ID ? null : r.project_id,
     capturedAt: r.created_at,
     to: r.envelope_to,
     subject: r.subject,

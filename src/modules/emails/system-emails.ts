@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import { type Database, INSTANCE_PROJECT_ID } from '../../db/schema.js';
 import { JobPriority, Tasks } from '../../jobs/queue.js';
 import { messageIdFor } from '../../mail/address.js';
 import { escapeHtml } from '../../mail/render.js';
@@ -8,7 +8,7 @@ import { SEND_MAX_ATTEMPTS } from './emails.repo.js';
 
 /**
  * The instance's own account mail (docs/accounts.md "Account emails"): verification, password
- * reset, invitations, project notices. Stored as SYSTEM rows of `emails` with no project and
+ * reset, invitations, project notices. Stored as SYSTEM rows of `emails` of no project (INSTANCE_PROJECT_ID) and
  * delivered by the same send-email job as every other email (exactly once, retries, DKIM when
  * SYSTEM_FROM's domain is verified, the capture outbox without SMTP_URL), ahead of all other
  * mail (`JobPriority.system`).
@@ -60,7 +60,7 @@ export async function queueSystemEmail(trx: Transaction<Database> | Kysely<Datab
   await sql`
     WITH email AS (
       INSERT INTO emails (id, project_id, source, system_kind, system_project_id, type, to_email, from_email, subject, html, text, status, message_id)
-      VALUES (${id}, NULL, 'SYSTEM', ${mail.kind}, ${mail.projectId ?? null}, 'TRANSACTIONAL', ${mail.to}, ${from}, ${mail.subject},
+      VALUES (${id}, ${INSTANCE_PROJECT_ID}::uuid, 'SYSTEM', ${mail.kind}, ${mail.projectId ?? null}, 'TRANSACTIONAL', ${mail.to}, ${from}, ${mail.subject},
               ${mail.html ?? textToHtml(mail.text)}, ${mail.text}, 'PENDING', ${messageIdFor(id, from)})
       RETURNING id
     )

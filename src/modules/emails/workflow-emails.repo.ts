@@ -31,7 +31,7 @@ export async function insertWorkflowEmails(
       WITH ORDINALITY AS e(id, contact_id, type, template_id, to_email, to_name, from_email, from_name, reply_to, subject, html,
                            headers, status, message_id, error, execution_id, step_id, n)
     ORDER BY e.n
-    ON CONFLICT (workflow_execution_id, workflow_step_id) WHERE workflow_execution_id IS NOT NULL DO NOTHING
+    ON CONFLICT (workflow_execution_id, workflow_step_id, project_id) WHERE workflow_execution_id IS NOT NULL DO NOTHING
     RETURNING id`.execute(trx);
   return new Set(rows.map((r) => r.id));
 }

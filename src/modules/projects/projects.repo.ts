@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, ProjectRole, ProjectRow, TrackingMode } from '../../db/schema.js';
+import { type Database, INSTANCE_PROJECT_ID, type ProjectRole, type ProjectRow, type TrackingMode } from '../../db/schema.js';
 import { generateKeyPair } from '../../lib/keys.js';
 import { isUuid } from '../../lib/uuid.js';
 import type { Project } from './projects.schema.js';
@@ -130,7 +130,8 @@ export async function deleteProject(trx: Transaction<Database>, projectId: strin
   await trx.deleteFrom('projects').where('id', '=', projectId).execute();
 }
 
+/** A project by id; never the instance mail's row (INSTANCE_PROJECT_ID), which is no project. */
 export async function findProjectById(db: Kysely<Database>, projectId: string): Promise<ProjectRow | undefined> {
-  if (!isUuid(projectId)) return undefined;
+  if (!isUuid(projectId) || projectId === INSTANCE_PROJECT_ID) return undefined;
   return db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
 }

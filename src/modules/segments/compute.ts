@@ -101,8 +101,8 @@ export async function computeSegment(db: Kysely<Database>, projectId: string, se
       SELECT count(*) AS n FROM ev`.execute(trx);
     const entered = await sql<{ n: string }>`
       WITH joined AS (
-        INSERT INTO segment_members (segment_id, contact_id)
-        SELECT ${seg.id}::uuid, c.id FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${where}
+        INSERT INTO segment_members (segment_id, project_id, contact_id)
+        SELECT ${seg.id}::uuid, ${projectId}::uuid, c.id FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${where}
         ON CONFLICT DO NOTHING
         RETURNING contact_id),
       ev AS (

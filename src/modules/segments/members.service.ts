@@ -37,7 +37,7 @@ export async function addStaticMembers(db: Kysely<Database>, projectId: string, 
         if (u.isNew) created++;
       }
     }
-    const added = ids.length > 0 ? await addMembers(trx, seg.id, ids) : 0;
+    const added = ids.length > 0 ? await addMembers(trx, projectId, seg.id, ids) : 0;
     const memberCount = await countMembers(trx, seg.id);
     await setMemberCount(trx, seg.id, memberCount);
     return {

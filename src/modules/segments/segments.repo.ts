@@ -220,11 +220,11 @@ export async function setMemberCount(
 }
 
 /** Adds contacts as members; answers the ids that were not members yet. */
-export async function addMembers(trx: Transaction<Database>, segmentId: string, contactIds: string[]): Promise<number> {
+export async function addMembers(trx: Transaction<Database>, projectId: string, segmentId: string, contactIds: string[]): Promise<number> {
   const { rows } = await sql<{ n: string }>`
     WITH ins AS (
-      INSERT INTO segment_members (segment_id, contact_id)
-      SELECT ${segmentId}::uuid, unnest(${contactIds}::uuid[])
+      INSERT INTO segment_members (segment_id, project_id, contact_id)
+      SELECT ${segmentId}::uuid, ${projectId}::uuid, unnest(${contactIds}::uuid[])
       ON CONFLICT DO NOTHING RETURNING 1)
     SELECT count(*) AS n FROM ins`.execute(trx);
   return Number(rows[0]?.n ?? 0);

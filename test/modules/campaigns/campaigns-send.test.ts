@@ -187,7 +187,7 @@ describe('audiences and test sends', () => {
     const contacts = await seedContacts(t.db, s.project.id, 6, { tag: `g${Date.now()}-` });
     const [seg] = await t.db.db.insertInto('segments').values({ project_id: s.project.id, name: 'picked', type: 'STATIC' }).returning('id').execute();
     const members = contacts.slice(0, 2);
-    await t.db.db.insertInto('segment_members').values(members.map((m) => ({ segment_id: seg?.id ?? '', contact_id: m.id }))).execute();
+    await t.db.db.insertInto('segment_members').values(members.map((m) => ({ segment_id: seg?.id ?? '', project_id: s.project.id, contact_id: m.id }))).execute();
     const bySegment = await createCampaign(t, s, { audienceType: 'SEGMENT', segmentId: seg?.id });
     const filtered = await createCampaign(t, s, {
       audienceType: 'FILTERED',

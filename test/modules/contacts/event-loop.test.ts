@@ -75,7 +75,7 @@ describe('the event loop stays responsive', () => {
     // However the upload stores the file, the job must never hand the parser all of it at once.
     const jobId = await t.db.db.transaction().execute(async (trx) => {
       const id = await insertJob(trx, { projectId: project.id, kind: 'import', total: 0 });
-      await insertImportChunks(trx, id, [csv]);
+      await insertImportChunks(trx, project.id, id, [csv]);
       return id;
     });
     const { maxDelayMs } = await measured(() => runImportJob(t.db.db, jobId));

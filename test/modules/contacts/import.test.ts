@@ -231,7 +231,7 @@ describe('POST /contacts/import', () => {
     // A job row and its file in three pieces cut mid-row, without a queued task: run by hand.
     const jobId = await t.db.db.transaction().execute(async (trx) => {
       const id = await insertJob(trx, { projectId: project.id, kind: 'import', total: 5 });
-      await insertImportChunks(trx, id, [csv.subarray(0, 13), csv.subarray(13, 40), csv.subarray(40)]);
+      await insertImportChunks(trx, project.id, id, [csv.subarray(0, 13), csv.subarray(13, 40), csv.subarray(40)]);
       return id;
     });
     // A shutdown after the first batch of two rows.

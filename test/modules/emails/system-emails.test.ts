@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { dkimVerify } from 'mailauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outbox } from '../../../src/cli/commands/outbox.js';
+import { INSTANCE_PROJECT_ID } from '../../../src/db/schema.js';
 import { JobPriority } from '../../../src/jobs/queue.js';
 import { queueSystemEmail } from '../../../src/modules/emails/index.js';
 import { newProject } from '../../helpers/accounts.js';
@@ -35,16 +36,16 @@ async function cliLines(argv: string[]): Promise<string[]> {
 }
 
 describe('queueSystemEmail (capture mode: no SMTP_URL)', () => {
-  it('is captured in the outbox with no project, from SYSTEM_FROM, with its own text part, listed by `outbox --system`', async () => {
+  it('is captured in the outbox in no project (the instance mail\'s row), from SYSTEM_FROM, with its own text part, listed by `outbox --system`', async () => {
     const { project } = await newProject(t.app);
     const { id } = await queue('capture-sys@example.com', 'project-disabled', project.id);
     const [job] = await jobsOf(t.db, [id]);
     expect(job).toMatchObject({ task: 'send-email', priority: JobPriority.system, max_attempts: 10 });
     await t.runWorker();
     const [row] = await waitForStatus(t.db, [id], ['SENT']);
-    expect(row).toMatchObject({ project_id: null, source: 'SYSTEM', system_kind: 'project-disabled', system_project_id: project.id, from_email: SYSTEM_FROM });
+    expect(row).toMatchObject({ project_id: INSTANCE_PROJECT_ID, source: 'SYSTEM', system_kind: 'project-disabled', system_project_id: project.id, from_email: SYSTEM_FROM });
     const captured = await t.db.db.selectFrom('outbox').selectAll().where('email_id', '=', id).executeTakeFirstOrThrow();
-    expect(captured).toMatchObject({ project_id: null, envelope_from: SYSTEM_FROM, envelope_to: 'capture-sys@example.com' });
+    expect(captured).toMatchObject({ project_id: INSTANCE_PROJECT_ID, envelope_from: SYSTEM_FROM, envelope_to: 'capture-sys@example.com' });
     const raw = captured.raw.toString('utf8');
     expect(raw).toContain(`From: ${SYSTEM_FROM}`);
     expect(raw).toContain('Content-Type: text/plain');

@@ -15,7 +15,7 @@ export async function seedProjectData(db: Db, projectId: string, n = 50): Promis
   await run(sql`INSERT INTO events (project_id, contact_id, name) SELECT ${p}, id, e FROM contacts, unnest(ARRAY['a', 'b']) e WHERE project_id = ${p}`);
   const { rows: [tpl] } = await sql<{ id: string }>`INSERT INTO templates (project_id, name, subject, body, from_email) VALUES (${p}, 't', 's', 'b', 'a@seed.example') RETURNING id`.execute(db.db);
   const { rows: [seg] } = await sql<{ id: string }>`INSERT INTO segments (project_id, name, type) VALUES (${p}, 's', 'STATIC') RETURNING id`.execute(db.db);
-  await run(sql`INSERT INTO segment_members (segment_id, contact_id) SELECT ${seg?.id}, id FROM contacts WHERE project_id = ${p}`);
+  await run(sql`INSERT INTO segment_members (segment_id, project_id, contact_id) SELECT ${seg?.id}, ${p}, id FROM contacts WHERE project_id = ${p}`);
   const { rows: [camp] } = await sql<{ id: string }>`
     INSERT INTO campaigns (project_id, name, subject, body, from_email, audience_type, segment_id, status)
     VALUES (${p}, 'c', 's', 'b', 'a@seed.example', 'SEGMENT', ${seg?.id}, 'SENDING') RETURNING id`.execute(db.db);
@@ -43,7 +43,7 @@ export async function seedProjectData(db: Db, projectId: string, n = 50): Promis
     SELECT ${p}, ${wf?.id}, id, ${steps[1]?.id}, 'WAITING' FROM workflow_executions WHERE project_id = ${p}`);
   await run(sql`INSERT INTO workflow_event_queue (project_id, event_id) SELECT ${p}, id FROM events WHERE project_id = ${p} LIMIT 5`);
   const { rows: [job] } = await sql<{ id: string }>`INSERT INTO jobs (project_id, kind) VALUES (${p}, 'import') RETURNING id`.execute(db.db);
-  await run(sql`INSERT INTO import_chunks (job_id, seq, data) VALUES (${job?.id}, 0, '\\x00')`);
+  await run(sql`INSERT INTO import_chunks (job_id, project_id, seq, data) VALUES (${job?.id}, ${p}, 0, '\\x00')`);
   await run(sql`INSERT INTO idempotency_keys (project_id, key, method, path, status_code) VALUES (${p}, 'k', 'POST', '/v1/send', 200)`);
   await run(sql`INSERT INTO suppressions (project_id, email, reason) VALUES (${p}, 'bounced@seed.example', 'HARD_BOUNCE')`);
   // Queued jobs (due in an hour: no worker takes them), one per way a task names the project.

@@ -88,11 +88,15 @@ describe('reset without foreign-key triggers', () => {
     expect(fast.skippedTriggers).toBe(true);
 
     // A table of some later feature that references contacts: its rows must go with them.
-    await sql`CREATE TABLE lifecycle_test_refs (contact_id uuid NOT NULL REFERENCES contacts (id) ON DELETE CASCADE)`.execute(t.db.db);
+    await sql`
+      CREATE TABLE lifecycle_test_refs (
+        contact_id uuid NOT NULL, project_id uuid NOT NULL,
+        FOREIGN KEY (contact_id, project_id) REFERENCES contacts (id, project_id) ON DELETE CASCADE
+      )`.execute(t.db.db);
     try {
       const { user, project: p2 } = await newProject(t.app);
       await seedProjectData(t.db, p2.id, 3);
-      await sql`INSERT INTO lifecycle_test_refs SELECT id FROM contacts WHERE project_id = ${p2.id}`.execute(t.db.db);
+      await sql`INSERT INTO lifecycle_test_refs SELECT id, project_id FROM contacts WHERE project_id = ${p2.id}`.execute(t.db.db);
       expect((await call('POST', user, p2, { confirm: p2.name })).statusCode).toBe(200);
       const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM lifecycle_test_refs`.execute(t.db.db);
       expect(rows[0]?.n).toBe(0);
