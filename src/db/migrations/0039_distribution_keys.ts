@@ -88,8 +88,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE UNIQUE INDEX emails_campaign_contact_key ON emails (campaign_id, contact_id, project_id) WHERE campaign_id IS NOT NULL`.execute(db);
   await sql`DROP INDEX emails_workflow_step_key`.execute(db);
   await sql`CREATE UNIQUE INDEX emails_workflow_step_key ON emails (workflow_execution_id, workflow_step_id, project_id) WHERE workflow_execution_id IS NOT NULL`.execute(db);
+  // Message-IDs are unique by construction (each names its email's id); the index finds the email
+  // a bounce report names. Unique across projects it cannot stay, and with project_id it would
+  // only be wider on every write of an email.
   await sql`DROP INDEX emails_message_id_key`.execute(db);
-  await sql`CREATE UNIQUE INDEX emails_message_id_key ON emails (message_id, project_id)`.execute(db);
+  await sql`CREATE INDEX emails_message_id_idx ON emails (message_id)`.execute(db);
   await sql`ALTER TABLE outbox DROP CONSTRAINT outbox_email_id_key, ADD CONSTRAINT outbox_email_id_key UNIQUE (email_id, project_id)`.execute(db);
   await sql`ALTER TABLE soft_bounces DROP CONSTRAINT soft_bounces_email_id_report_key_key, ADD CONSTRAINT soft_bounces_pkey PRIMARY KEY (email_id, report_key, project_id)`.execute(db);
   await sql`ALTER TABLE segment_members DROP CONSTRAINT segment_members_pkey, ADD CONSTRAINT segment_members_pkey PRIMARY KEY (segment_id, contact_id, project_id)`.execute(db);
@@ -124,7 +127,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE segment_members DROP CONSTRAINT segment_members_pkey, ADD CONSTRAINT segment_members_pkey PRIMARY KEY (segment_id, contact_id)`.execute(db);
   await sql`ALTER TABLE soft_bounces DROP CONSTRAINT soft_bounces_pkey, ADD CONSTRAINT soft_bounces_email_id_report_key_key UNIQUE (email_id, report_key)`.execute(db);
   await sql`ALTER TABLE outbox DROP CONSTRAINT outbox_email_id_key, ADD CONSTRAINT outbox_email_id_key UNIQUE (email_id)`.execute(db);
-  await sql`DROP INDEX emails_message_id_key`.execute(db);
+  await sql`DROP INDEX emails_message_id_idx`.execute(db);
   await sql`CREATE UNIQUE INDEX emails_message_id_key ON emails (message_id)`.execute(db);
   await sql`DROP INDEX emails_workflow_step_key`.execute(db);
   await sql`CREATE UNIQUE INDEX emails_workflow_step_key ON emails (workflow_execution_id, workflow_step_id) WHERE workflow_execution_id IS NOT NULL`.execute(db);

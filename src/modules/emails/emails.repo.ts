@@ -153,8 +153,8 @@ export interface CampaignRecipient {
 const deliveryRead = (db: Db) =>
   db
     .selectFrom('emails as e')
-    // SYSTEM emails have no project (theirs is INSTANCE_PROJECT_ID's row): not disabled, never tracked.
-    .leftJoin('projects as p', (j) => j.onRef('p.id', '=', 'e.project_id').on('e.source', '<>', SYSTEM_SOURCE))
+    // SYSTEM emails have no project: INSTANCE_PROJECT_ID's row is ignored (toDeliveryEmail).
+    .leftJoin('projects as p', 'p.id', 'e.project_id')
     // Only campaign emails are personalised at delivery: for other emails the key is NULL, so the
     // contacts index is not even probed.
     .leftJoin('contacts as c', (j) => j.on('c.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`).onRef('c.project_id', '=', 'e.project_id'))
@@ -177,13 +177,22 @@ type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveryRead>['execute']
  * deliveries: delivery/batches.ts). Unknown ids are absent from the map.
  */
 export async function findEmailsForDelivery(db: Db, emailIds: readonly string[]): Promise<Map<string, DeliveryEmail>> {
+  if (emailIds.length > MAX_DELIVERY_READ) throw new Error(`findEmailsForDelivery: at most ${MAX_DELIVERY_READ} ids`);
   const { rows } = await db.executeQuery(deliveryReadById(db, emailIds));
   return new Map(rows.map((r) => [r.id, toDeliveryEmail(r)]));
 }
 
-// Compiled once (compiled-statement.ts): it runs at every batch of deliveries.
+/** The most emails one delivery read takes (delivery/batches.ts makes batches of at most this). */
+export const MAX_DELIVERY_READ = 200;
+
+// Compiled once (compiled-statement.ts): it runs at every batch of deliveries. The LIMIT (never
+// reached) bounds the planner's row estimate: `id` alone is not unique to it since the key is
+// (id, project_id) (migration 0039), so on a table without statistics yet (the first campaign of
+// a new installation) it guessed thousands of rows and chose a parallel plan, ~10 ms to start
+// each time (bench/README "Distribution-ready keys").
 const deliveryReadById = compiledStatement(
-  (db, emailIds: readonly string[]) => deliveryRead(db).where('e.id', '=', sql<string>`any(${emailIds}::uuid[])`).compile(),
+  (db, emailIds: readonly string[]) =>
+    deliveryRead(db).where('e.id', '=', sql<string>`any(${emailIds}::uuid[])`).limit(sql.lit(MAX_DELIVERY_READ)).compile(),
   1,
 );
 
@@ -211,10 +220,10 @@ function toDeliveryEmail(r: DeliveryRow): DeliveryEmail {
     attempts: r.attempts,
     endOfDataAt: r.end_of_data_at,
     error: r.error,
-    tracking: r.tracking,
-    projectDisabled: r.disabled,
+    ...(r.source === SYSTEM_SOURCE
+      ? { tracking: 'DISABLED', projectDisabled: false, sendingRate: null }
+      : { tracking: r.tracking, projectDisabled: r.disabled, sendingRate: r.sending_rate }),
     suppressed: r.suppressed,
-    sendingRate: r.sending_rate,
     createdAt: r.created_at,
     ...(recipient && { recipient }),
   };

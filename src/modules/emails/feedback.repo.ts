@@ -15,7 +15,7 @@ export interface FeedbackEmail {
 }
 
 /**
- * The project email one of these Message-IDs names (unique index on message_id). SYSTEM emails
+ * The project email one of these Message-IDs names (index on message_id; unique by construction). SYSTEM emails
  * (the instance's own) are not found: the relay's notifications about the instance's own account mail
  * change no project's record (docs/accounts.md).
  */

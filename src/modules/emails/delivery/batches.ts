@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import { GroupCommit, type Outcome } from '../../../lib/group-commit.js';
 import { markEndOfData } from '../delivery-stage.repo.js';
-import { type DeliveryEmail, findEmailsForDelivery, markSending, markSent, type SentMark } from '../emails.repo.js';
+import { type DeliveryEmail, findEmailsForDelivery, MAX_DELIVERY_READ, markSending, markSent, type SentMark } from '../emails.repo.js';
 
 /**
  * The statements every delivery makes (read the email, SENDING, end of data, SENT), shared by the
@@ -38,7 +38,7 @@ function statement<T, R>(
     metricName: `delivery_${name}`,
     run: async (_group, items): Promise<Outcome<R>[]> => (await run(items)).map((value) => ({ ok: true, value })),
     groupOf: () => '',
-    maxBatchSize: 200,
+    maxBatchSize: MAX_DELIVERY_READ,
     maxWaitMs: opts.waitMs ?? 0,
     maxInFlight: 1,
     maxInFlightPerGroup: 1,
