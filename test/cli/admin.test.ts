@@ -209,7 +209,7 @@ describe('admin CLI: projects', () => {
     const all = await runCli(['list-projects']);
     expect(all.code, all.stderr).toBe(0);
     expect(all.stdout).not.toContain(INSTANCE_PROJECT_ID);
-    for (const command of ['print-keys', 'enable-project', 'disable-project']) {
+    for (const command of ['enable-project', 'disable-project']) {
       expectOneErrorLine(await runCli([command, '--project', INSTANCE_PROJECT_ID]), /no project with id/);
     }
     const row = await t.db.db.selectFrom('projects').selectAll().where('id', '=', INSTANCE_PROJECT_ID).executeTakeFirstOrThrow();
