@@ -13,17 +13,20 @@
 import process from 'node:process';
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
-}
-const url = arg('url', process.env.DATABASE_URL);
-const rows = Number(arg('rows', '1000000'));
-const projects = Number(arg('projects', '10000'));
-const lookups = Number(arg('lookups', '2000'));
-const rounds = Number(arg('rounds', '2'));
+const { values: opts } = parseArgs({
+  options: {
+    url: { type: 'string', default: process.env.DATABASE_URL },
+    rows: { type: 'string', default: '1000000' },
+    projects: { type: 'string', default: '10000' },
+    lookups: { type: 'string', default: '2000' },
+    rounds: { type: 'string', default: '2' },
+  },
+});
+const { url } = opts;
+const [rows, projects, lookups, rounds] = [opts.rows, opts.projects, opts.lookups, opts.rounds].map(Number);
 if (!url) {
   console.error('usage: node bench/key-order.mjs --url postgres://…');
   process.exit(2);

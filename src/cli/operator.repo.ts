@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { type Database, INSTANCE_PROJECT_ID, type ProjectRow } from '../db/schema.js';
-import { isUuid } from '../lib/uuid.js';
+import { findProjectById } from '../modules/projects/index.js';
 import { liftProjectSuspension, suspendProject } from '../modules/security/index.js';
 
 // Operator-only SQL over projects. It may move to modules/projects/projects.repo.ts once the
@@ -18,7 +18,7 @@ export async function setProjectDisabled(
   disabled: boolean,
   opts: { by?: string; reason?: string } = {},
 ): Promise<ProjectRow | undefined> {
-  if (!isUuid(projectId) || projectId === INSTANCE_PROJECT_ID) return undefined;
+  if (!(await findProjectById(db, projectId))) return undefined;
   if (!disabled) {
     const lifted = await liftProjectSuspension(db, { projectId, by: opts.by ?? 'operator' });
     if (!lifted) return undefined;
@@ -27,7 +27,7 @@ export async function setProjectDisabled(
       await suspendProject(trx, { projectId, source: 'OPERATOR', reason: opts.reason ?? 'disabled by an operator' });
     });
   }
-  return db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+  return findProjectById(db, projectId);
 }
 
 export interface ProjectListing {

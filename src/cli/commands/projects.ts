@@ -3,7 +3,6 @@ import type { Database, ProjectRow } from '../../db/schema.js';
 import { findUserByEmail } from '../../modules/accounts/index.js';
 import { CreateProjectBody, findProjectById, insertProject } from '../../modules/projects/index.js';
 import { liftProjectSuspension, suspendProject } from '../../modules/security/index.js';
-import { isUuid } from '../../lib/uuid.js';
 import { defineCommand } from '../command.js';
 import { CliError, flagIssue, optional, required } from '../flags.js';
 import { clean, labelled, printError } from '../io.js';
@@ -93,7 +92,7 @@ export const disableProject = defineCommand({
   async run({ db, flags, print }) {
     const reason = flags.reason?.trim() || 'disabled by an operator';
     const id = flags.project.trim();
-    const project = isUuid(id) ? await findProjectById(db, id) : undefined;
+    const project = await findProjectById(db, id);
     if (!project) throw noProject(id);
     const suspended = await db.transaction().execute((trx) => suspendProject(trx, { projectId: id, source: 'OPERATOR', reason }));
     print(suspended ? `project ${project.id} (${clean(project.name)}) disabled: ${clean(reason)}` : `project ${project.id} (${clean(project.name)}) was already disabled`);

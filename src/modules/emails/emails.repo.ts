@@ -199,9 +199,11 @@ const deliveryReadById = compiledStatement(
 function toDeliveryEmail(r: DeliveryRow): DeliveryEmail {
   const recipient: CampaignRecipient | undefined =
     r.source === 'CAMPAIGN' ? { id: r.recipient_id, email: r.recipient_email, data: r.recipient_data, subscribed: r.recipient_subscribed } : undefined;
+  // SYSTEM emails: INSTANCE_PROJECT_ID's row is no project (never disabled, tracked or throttled).
+  const system = r.source === SYSTEM_SOURCE;
   return {
     id: r.id,
-    projectId: r.source === SYSTEM_SOURCE ? null : r.project_id,
+    projectId: system ? null : r.project_id,
     contactId: r.contact_id,
     source: r.source,
     type: r.type,
@@ -220,7 +222,7 @@ function toDeliveryEmail(r: DeliveryRow): DeliveryEmail {
     attempts: r.attempts,
     endOfDataAt: r.end_of_data_at,
     error: r.error,
-    ...(r.source === SYSTEM_SOURCE
+    ...(system
       ? { tracking: 'DISABLED', projectDisabled: false, sendingRate: null }
       : { tracking: r.tracking, projectDisabled: r.disabled, sendingRate: r.sending_rate }),
     suppressed: r.suppressed,
