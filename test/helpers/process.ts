@@ -124,16 +124,17 @@ function parseMessages(stdout: string): string[] {
 }
 
 /**
- * Spawns `node --import tsx src/server.ts` from the project root with only `env` (plus
- * PATH/HOME) set. HOST=127.0.0.1, LOG_LEVEL=info and DATA_DIR (a fresh temp folder) are
- * filled in when `env` lacks them; `undefined` in `env` removes a variable.
+ * Spawns `node --import tsx src/server.ts` from the project root (or from `opts.root`, another
+ * checkout) with only `env` (plus PATH/HOME) set. HOST=127.0.0.1, LOG_LEVEL=info and DATA_DIR
+ * (a fresh temp folder) are filled in when `env` lacks them; `undefined` in `env` removes a
+ * variable.
  */
-export function startServer(env: Record<string, string | undefined>): ServerProcess {
+export function startServer(env: Record<string, string | undefined>, opts: { root?: string } = {}): ServerProcess {
   const port = Number(env.PORT);
   const dataDir = env.DATA_DIR ?? path.join(makeTempRoot(), 'data');
   const full: Record<string, string | undefined> = { ...baseEnv(), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: PROJECT_ROOT,
+    cwd: opts.root ?? PROJECT_ROOT,
     env: Object.fromEntries(Object.entries(full).filter((e): e is [string, string] => e[1] !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -24,6 +24,8 @@ export interface ClusterOptions {
   env?: Record<string, string>;
   /** Extra environment of the worker processes only. */
   workerEnv?: Record<string, string>;
+  /** The checkout the API processes run from (another release's); this project by default. */
+  apiRoot?: string;
 }
 
 type Role = 'api' | 'worker';
@@ -86,7 +88,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const deadline = Date.now() + 120_000;
     for (;;) {
       const port = await freePort();
-      const proc = startServer({ ...common, ...(role === 'worker' ? opts.workerEnv : {}), ROLE: role, PORT: String(port), DATA_DIR: path.join(root, `${role}-${n++}`) });
+      const env = { ...common, ...(role === 'worker' ? opts.workerEnv : {}), ROLE: role, PORT: String(port), DATA_DIR: path.join(root, `${role}-${n++}`) };
+      const proc = startServer(env, { root: role === 'api' ? opts.apiRoot : undefined });
       started.push({ role, proc });
       try {
         if (role === 'api') await proc.waitForHealth(Math.max(1000, deadline - Date.now()));
