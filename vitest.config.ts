@@ -8,7 +8,7 @@ export default defineConfig({
     // would run on a machine busier than they were written for. test/ops/ runs last, alone
     // (vitest.ops.config.ts).
     exclude: ['test/e2e/**', 'test/ops/**', '**/node_modules/**'],
-    globalSetup: ['test/setup/global-setup.ts'],
+    globalSetup: ['test/setup/build-dist.ts', 'test/setup/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',

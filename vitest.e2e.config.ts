@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/e2e/**/*.test.ts'],
-    globalSetup: ['test/setup/global-setup.ts'],
+    globalSetup: ['test/setup/build-dist.ts', 'test/setup/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

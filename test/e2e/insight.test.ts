@@ -317,6 +317,6 @@ async function verifyDomainByOperator(domain: string): Promise<void> {
       .filter(Boolean)
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
   );
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'verify-domain', '--domain', domain], { cwd: PROJECT_ROOT, env });
+  const { stdout } = await promisify(execFile)(process.execPath, ['scripts/admin.mjs', 'verify-domain', '--domain', domain], { cwd: PROJECT_ROOT, env });
   expect(stdout).toContain(`marked ${domain} verified`);
 }

@@ -12,7 +12,7 @@ export interface CliResult {
 }
 
 /**
- * Runs the real operator CLI (`src/cli/admin.ts`) in a child process against the test database,
+ * Runs the real operator CLI (`scripts/admin.mjs`, what `npm run admin` runs) in a child process against the test database,
  * killed after 25 s. `env` entries override the defaults; an undefined value removes the variable.
  * `onStderrLine` sees each stderr line as it is written (progress of a long command).
  */
@@ -31,7 +31,7 @@ export function runCli(
   };
   const env = Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args], { cwd: ROOT, env });
+    const child = spawn(process.execPath, ['scripts/admin.mjs', ...args], { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The project root: `src/server.ts` is spawned from here, as `npm start` does. */
+/** The project root: the server is spawned from here, as `npm start` does. */
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export interface Exit {
@@ -13,7 +13,7 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-/** A spawned `src/server.ts` with its output captured. */
+/** A spawned server (scripts/start.mjs) with its output captured. */
 export interface ServerProcess {
   readonly child: ChildProcess;
   readonly port: number;
@@ -124,8 +124,8 @@ function parseMessages(stdout: string): string[] {
 }
 
 /**
- * Spawns `node --import tsx src/server.ts` from the project root (or from `opts.root`, another
- * checkout) with only `env` (plus PATH/HOME) set. HOST=127.0.0.1, LOG_LEVEL=info and DATA_DIR
+ * Spawns `node scripts/start.mjs` (what `npm start` runs: dist/, rebuilt first when src/ changed)
+ * from the project root (or from `opts.root`, another checkout) with only `env` (plus PATH/HOME) set. HOST=127.0.0.1, LOG_LEVEL=info and DATA_DIR
  * (a fresh temp folder) are filled in when `env` lacks them; `undefined` in `env` removes a
  * variable.
  */
@@ -133,7 +133,7 @@ export function startServer(env: Record<string, string | undefined>, opts: { roo
   const port = Number(env.PORT);
   const dataDir = env.DATA_DIR ?? path.join(makeTempRoot(), 'data');
   const full: Record<string, string | undefined> = { ...baseEnv(), HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: dataDir, ...env };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: opts.root ?? PROJECT_ROOT,
     env: Object.fromEntries(Object.entries(full).filter((e): e is [string, string] => e[1] !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
