@@ -13,5 +13,11 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    // The files of one fork share its module cache: the app's ~450 modules are loaded once per
+    // fork instead of once per file (import time 204 s → 12 s summed, the suite ~35 % faster).
+    // So no file may leave module state changed behind it: spies restored (and restoreMocks
+    // below), apps, pools and servers closed in afterAll (test/README.md "Shared forks").
+    isolate: false,
+    restoreMocks: true,
   },
 });

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect } from '../../src/db/connection.js';
 import { type E2E, signUpAndCreateProject, startE2E } from './harness.js';
@@ -100,6 +100,22 @@ async function addStep(page: Page, plus: string, type: string, name: string, fil
   await page.getByRole('group', { name: new RegExp(`step ${name.replace(/[?.*+()]/g, '\\$&')}$`) }).waitFor();
 }
 
+/**
+ * The node's box once it stopped moving: the canvas fits the view after loading and after each
+ * insert (a short animation), and a click during it can land beside the node.
+ */
+async function whenStill(node: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
+  let box = await node.boundingBox();
+  for (let i = 0; i < 50; i++) {
+    await node.page().waitForTimeout(100);
+    const next = await node.boundingBox();
+    if (box && next && Math.abs(next.x - box.x) < 0.5 && Math.abs(next.y - box.y) < 0.5) return next;
+    box = next;
+  }
+  if (!box) throw new Error('no node box');
+  return box;
+}
+
 describe('dashboard: workflows', () => {
   it('builds a branching workflow on the canvas, enables it, and shows the execution of a tracked event', async () => {
     const { context, page } = await e.newPage();
@@ -184,7 +200,9 @@ describe('dashboard: workflows', () => {
       });
 
       // The side panel edits a step; the API's 422 shows next to the field.
-      await page.getByRole('group', { name: 'Update contact step Mark free' }).click();
+      const markFree = page.getByRole('group', { name: 'Update contact step Mark free' });
+      await whenStill(markFree);
+      await markFree.click();
       const panel = page.getByRole('complementary', { name: 'Step Mark free' });
       await panel.getByLabel('Data to set').fill('tier = free\nemail = x');
       await panel.getByRole('button', { name: 'Save step' }).click();
@@ -197,15 +215,7 @@ describe('dashboard: workflows', () => {
 
       // Dragging a step stores its position; the others stay laid out.
       const node = page.getByRole('group', { name: 'Update contact step Mark gold' });
-      // The canvas fits the view after each insert (a short animation): wait until the node stops moving.
-      let box = await node.boundingBox();
-      for (let i = 0; i < 50; i++) {
-        await page.waitForTimeout(100);
-        const next = await node.boundingBox();
-        if (box && next && Math.abs(next.x - box.x) < 0.5 && Math.abs(next.y - box.y) < 0.5) break;
-        box = next;
-      }
-      if (!box) throw new Error('no node box');
+      const box = await whenStill(node);
       await page.mouse.move(box.x + 40, box.y + 10);
       await page.mouse.down();
       await page.mouse.move(box.x + 160, box.y + 30, { steps: 8 });
@@ -358,7 +368,9 @@ describe('dashboard: workflows', () => {
 
       // Delete a step from its panel, after confirming: the trigger becomes a leaf with its "+".
       await page.goto(`/app/projects/${projectId}/workflows/${wf.id}`);
-      await page.getByRole('group', { name: 'Wait for event step Wait for pong' }).click();
+      const waitStep = page.getByRole('group', { name: 'Wait for event step Wait for pong' });
+      await whenStill(waitStep);
+      await waitStep.click();
       await page.getByRole('complementary', { name: 'Step Wait for pong' }).getByRole('button', { name: 'Delete step' }).click();
       await page.getByRole('dialog', { name: 'Delete Wait for pong?' }).getByRole('button', { name: 'Delete step' }).click();
       await page.getByRole('button', { name: 'Add a step after Trigger', exact: true }).waitFor();

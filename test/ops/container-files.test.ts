@@ -109,7 +109,8 @@ describe('Dockerfile', () => {
     const start = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.start ?? '';
     const flags = /^exec node ((?:--\S+ )*)scripts\/start\.mjs$/.exec(start)?.[1]?.trim().split(' ') ?? [];
     expect(cmd).toEqual(['node', ...flags, 'dist/server.js']);
-    expect(read('scripts/start.mjs')).toContain("path.join(ROOT, 'dist', 'server.js')");
+    expect(read('scripts/start.mjs')).toContain("builtEntry('server.js')");
+    expect(read('scripts/build-server.mjs')).toContain("path.join(ROOT, 'dist', entry)");
   });
 
   it('serves on every interface, in production mode, with DATA_DIR on a volume', () => {
