@@ -125,9 +125,9 @@ function parseMessages(stdout: string): string[] {
 
 /**
  * Spawns `node scripts/start.mjs` (what `npm start` runs: dist/, rebuilt first when src/ changed)
- * from the project root (or from `opts.root`, another checkout) with only `env` (plus PATH/HOME) set. HOST=127.0.0.1, LOG_LEVEL=info and DATA_DIR
- * (a fresh temp folder) are filled in when `env` lacks them; `undefined` in `env` removes a
- * variable.
+ * from the project root, or from `opts.root` (another checkout), with only `env` (plus PATH/HOME)
+ * set. HOST=127.0.0.1, LOG_LEVEL=info and DATA_DIR (a fresh temp folder) are filled in when `env`
+ * lacks them; `undefined` in `env` removes a variable.
  */
 export function startServer(env: Record<string, string | undefined>, opts: { root?: string } = {}): ServerProcess {
   const port = Number(env.PORT);
