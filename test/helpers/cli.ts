@@ -13,8 +13,9 @@ export interface CliResult {
 
 /**
  * Runs the real operator CLI (`scripts/admin.mjs`, what `npm run admin` runs) in a child process
- * against the test database, killed after 25 s. `env` entries override the defaults; an undefined value removes the variable.
- * `onStderrLine` sees each stderr line as it is written (progress of a long command).
+ * against the test database, killed after 25 s. `env` entries override the defaults; an undefined
+ * value removes the variable. `onStderrLine` sees each stderr line as it is written (progress of
+ * a long command).
  */
 export function runCli(
   args: string[],
