@@ -104,7 +104,9 @@ function refsIn(node: unknown, out: Set<string>, depth = 0): void {
 
 /**
  * Drops the schemas nothing refers to: fastify-type-provider-zod emits an input and an output
- * variant of every registered schema, and most routes use only one of them.
+ * variant of every registered schema, and most routes use only one of them. The rest are listed
+ * by name: zod's registry holds them in the order their modules were first loaded in this
+ * process, which the document (and the dashboard's generated types) must not depend on.
  */
 function pruneSchemas(doc: JsonObject): void {
   const components = doc.components as { schemas: Record<string, unknown> };
@@ -117,7 +119,8 @@ function pruneSchemas(doc: JsonObject): void {
     queue = [...found].filter((id) => !used.has(id));
     for (const id of queue) used.add(id);
   }
-  components.schemas = Object.fromEntries(Object.entries(schemas).filter(([id]) => used.has(id)));
+  const byName = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+  components.schemas = Object.fromEntries(Object.entries(schemas).filter(([id]) => used.has(id)).sort(byName));
 }
 
 /**

@@ -2191,125 +2191,114 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        TrackBodyInput: {
-            /**
-             * Format: email
-             * @description The contact; created when new
-             */
-            email: string;
-            /** @description Any name except the reserved email.*, contact.subscribed, contact.unsubscribed, segment.<slug>.entry/exit */
-            event: string;
-            /** @description New contacts default to true; existing ones keep their state unless given; a change records contact.subscribed/unsubscribed */
-            subscribed?: boolean;
-            /** @description As for contacts, plus {value, persistent: false} for a value used by this request only. At most 200 keys of 1 to 100 characters, strings of at most 10000 characters, 65536 bytes as JSON; the contact's data after the merge is held to the same limits */
-            data?: {
-                [key: string]: (string | number | boolean) | null | {
-                    value: string | number | boolean | null;
-                    persistent: boolean;
-                };
+        ActivityItem: {
+            /** @description The event's id; for campaign and workflow items `<campaign or execution id>:<moment>` */
+            id: string;
+            /** @enum {string} */
+            type: "email.sent" | "email.delivery" | "email.open" | "email.click" | "email.bounce" | "email.complaint" | "email.received" | "contact.subscribed" | "contact.unsubscribed" | "segment.entry" | "segment.exit" | "event.tracked" | "campaign.scheduled" | "campaign.sent" | "workflow.started" | "workflow.completed" | "workflow.failed";
+            /** Format: date-time */
+            timestamp: string;
+            /** @description The contact of the item (absent on campaign items) */
+            contact?: {
+                /** Format: uuid */
+                id: string;
+                email: string;
             };
-        };
-        CreateDomainBodyInput: {
-            /** @description A domain name such as example.com (lower-cased; a trailing dot is dropped) */
-            domain: string;
-        };
-        UpdateDomainBodyInput: {
-            /** @description Receive mail for this domain (and its subdomains) as email.received events */
-            inboundEnabled: boolean;
-        };
-        StartWorkflowExecutionInput: {
-            /** @description An existing contact of the project (404 otherwise) */
-            contactId?: string;
-            /** @description An existing contact by address (404 otherwise) */
-            email?: string;
-            context?: {
+            /** @description Per type (docs/activity.md): campaign, workflow, template {id, name}, subject, url, emailId, segment, event name and data… */
+            metadata: {
                 [key: string]: unknown;
             };
         };
-        SendBodyInput: {
-            /** @description One recipient, or 1 to 50; each gets its own contact and email (a repeated address is sent once) */
-            to: string | {
-                name?: string;
-                /** Format: email */
-                email: string;
-            } | (string | {
-                name?: string;
-                /** Format: email */
-                email: string;
-            })[];
-            /** @description 1 to 998 characters, no newlines; required without a template */
-            subject?: string;
-            /** @description HTML with {{variables}}, elements nested at most 256 deep; required without a template */
-            body?: string;
+        ActivityList: {
+            data: components["schemas"]["ActivityItem"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            cursor: string | null;
+            hasMore: boolean;
+            /** @description First page only (0 on later pages): the matching items, counted up to 10,000 */
+            total: number;
+            /** @description True when more than 10,000 items match (total then says 10,000) */
+            totalCapped: boolean;
+        };
+        ActivityRecentCount: {
+            /** @description Activity items (every type) with a timestamp in the last `minutes` minutes */
+            count: number;
+            minutes: number;
+            /** Format: date-time */
+            since: string;
+        };
+        ActivityStats: {
             /**
-             * Format: uuid
-             * @description A template of the project: its subject, body, sender, reply-to and type
+             * Format: date-time
+             * @description First instant counted
              */
-            template?: string;
-            /** @description Sender on a verified domain; required unless the template has one */
-            from?: string | {
-                name?: string;
-                /** Format: email */
-                email: string;
-            };
-            /** @description Deprecated: sender name when `from` is an address without a name */
-            name?: string;
-            /** @description New contacts default to false here; existing ones keep their state unless given */
-            subscribed?: boolean;
-            /** @description As for contacts, plus {value, persistent: false} for a value used by this request only. At most 200 keys of 1 to 100 characters, strings of at most 10000 characters, 65536 bytes as JSON; the contact's data after the merge is held to the same limits */
-            data?: {
-                [key: string]: (string | number | boolean) | null | {
-                    value: string | number | boolean | null;
-                    persistent: boolean;
-                };
-            };
-            /** @description Extra headers; names are printable ASCII, values up to 998 characters without control characters other than tab; headers the service sets, Resent-*, Errors-To and Disposition-Notification-To are refused */
-            headers?: {
-                [key: string]: string;
-            };
+            startDate: string;
             /**
-             * Format: email
-             * @description Reply-To address
+             * Format: date-time
+             * @description End of the range (excluded)
              */
-            reply?: string;
-            /**
-             * @description Plunk clients' body type: `html` (the only one; markdown is not rendered)
-             * @enum {string}
-             */
-            type?: "html";
-            /** @description At most 10, 10 MB decoded in total */
-            attachments?: {
-                /** @description Sent without any folder part: "../../etc/passwd" and "C:\docs\a.pdf" become "passwd" and "a.pdf" */
-                filename: string;
-                /** @description Base64 of the file */
-                content: string;
-                contentType: string;
-                /** @description Makes the attachment an inline image, referenced in the body as <img src="cid:…"> */
-                cid?: string;
+            endDate: string;
+            tz: string;
+            sent: number;
+            delivered: number;
+            /** @description Emails opened for the first time by a person (machine opens excluded) */
+            opened: number;
+            clicked: number;
+            bounced: number;
+            complained: number;
+            /** @description Emails opened for the first time by anyone, machine opens included */
+            openedIncludingMachine: number;
+            /** @description Tracked events (not the service's own email.*, contact.*, segment.* events) */
+            events: number;
+            /** @description Of the emails sent in the range, the fraction opened by a person by now */
+            openRate: number;
+            /** @description Of the emails sent in the range, the fraction clicked by now */
+            clickRate: number;
+            /** @description Of the emails sent in the range, the fraction hard-bounced by now */
+            bounceRate: number;
+            /** @description Of the emails sent in the range, the fraction complained about by now */
+            complaintRate: number;
+            /** @description Of the emails sent in the range, the fraction confirmed delivered by the relay's notifications by now */
+            deliveryRate: number;
+            /** @description Of those opened by a person, the fraction clicked */
+            clickToOpenRate: number;
+        };
+        ActivityTypes: {
+            data: {
+                /** @enum {string} */
+                type: "email.sent" | "email.delivery" | "email.open" | "email.click" | "email.bounce" | "email.complaint" | "email.received" | "contact.subscribed" | "contact.unsubscribed" | "segment.entry" | "segment.exit" | "event.tracked" | "campaign.scheduled" | "campaign.sent" | "workflow.started" | "workflow.completed" | "workflow.failed";
+                /** @enum {string} */
+                source: "events" | "campaigns" | "workflows";
+                /** @description The project has at least one item of this type (any time) */
+                available: boolean;
             }[];
         };
-        /**
-         * @example {
-         *       "email": "ada@example.com"
-         *     }
-         */
-        VerifyBodyInput: {
-            /** @description The address to check (SPEC: email format). Malformed → 422; stricter checks report invalid_format */
-            email: string;
+        ActivityUpcoming: {
+            data: components["schemas"]["UpcomingItem"][];
+            /** @description More is due within the window than `limit` */
+            hasMore: boolean;
+            /**
+             * Format: date-time
+             * @description End of the window: now + daysAhead
+             */
+            until: string;
         };
-        Contact: {
-            /** Format: uuid */
-            id: string;
-            /** @description Lower-cased; unique per project */
-            email: string;
-            subscribed: boolean;
-            data: {
-                [key: string]: string | number | boolean;
+        AnalyticsCampaignStats: {
+            total: number;
+            /** @description SCHEDULED or SENDING */
+            active: number;
+            /** @description SENT */
+            completed: number;
+            byStatus: {
+                DRAFT: number;
+                SCHEDULED: number;
+                SENDING: number;
+                SENT: number;
+                CANCELLED: number;
             };
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
+            /** @description Mean of the open rates of the campaigns that sent at least one email; 0 when none did */
+            averageOpenRate: number;
+            /** @description Mean of their click rates */
+            averageClickRate: number;
         };
         AnalyticsTimeseries: {
             /**
@@ -2355,24 +2344,6 @@ export interface components {
                 clickRate: number;
             }[];
         };
-        AnalyticsCampaignStats: {
-            total: number;
-            /** @description SCHEDULED or SENDING */
-            active: number;
-            /** @description SENT */
-            completed: number;
-            byStatus: {
-                DRAFT: number;
-                SCHEDULED: number;
-                SENDING: number;
-                SENT: number;
-                CANCELLED: number;
-            };
-            /** @description Mean of the open rates of the campaigns that sent at least one email; 0 when none did */
-            averageOpenRate: number;
-            /** @description Mean of their click rates */
-            averageClickRate: number;
-        };
         AnalyticsTopEvents: {
             /**
              * Format: date-time
@@ -2398,10 +2369,110 @@ export interface components {
                 trend: number | null;
             }[];
         };
-        ActivityStats: {
+        Campaign: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** @description May hold {{variables}}, filled per recipient at delivery */
+            subject: string;
+            /** @description HTML with {{variable}} placeholders, filled per recipient at delivery */
+            body: string;
+            from: string;
+            fromName: string | null;
+            replyTo: string | null;
+            /** @enum {string} */
+            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
+            /** @enum {string} */
+            status: "DRAFT" | "SCHEDULED" | "SENDING" | "SENT" | "CANCELLED";
+            /** @enum {string} */
+            audienceType: "ALL" | "SEGMENT" | "FILTERED";
+            audienceCondition: components["schemas"]["ConditionTree"] | null;
+            segmentId: string | null;
+            scheduledFor: string | null;
+            /** @description Recipients materialised when sending started */
+            totalRecipients: number;
+            /** @description Emails the relay accepted (computed from the email rows); unconfirmed ones are not included */
+            sentCount: number;
+            /** @description Emails whose delivery attempt was interrupted after the message was handed over, before the relay confirmed it: not sent again, maybe not received */
+            unconfirmedCount: number;
+            deliveredCount: number;
+            openedCount: number;
+            clickedCount: number;
+            bouncedCount: number;
+            /** Format: uuid */
+            projectId: string;
+            /** @description When the campaign became SENDING (its first emails went out); null before */
+            startedAt: string | null;
+            /** @description When the campaign reached SENT */
+            sentAt: string | null;
+            /** @description When the campaign reached CANCELLED */
+            cancelledAt: string | null;
+            /** @description Why the campaign is CANCELLED: CANCELLED_BY_USER (POST /cancel), AUDIENCE_UNUSABLE (its stored audience cannot be evaluated), START_FAILED (sending could not start after bounded retries), BILLING_LIMIT_REACHED (a monthly billing cap refused its emails when they were materialised); null otherwise */
+            statusReason: {
+                /** @enum {string} */
+                code: "CANCELLED_BY_USER" | "AUDIENCE_UNUSABLE" | "START_FAILED" | "BILLING_LIMIT_REACHED";
+                message: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        CampaignAudienceCount: {
+            /** @description Emails a campaign with this audience would queue if sent now: its contacts (MARKETING: subscribed) less suppressed addresses */
+            count: number;
+        };
+        CampaignBounce: {
+            /** Format: uuid */
+            emailId: string;
+            /** @description The address the email was sent to */
+            toEmail: string;
+            /** @description The contact, null when it was deleted */
+            contact: {
+                /** Format: uuid */
+                id: string;
+                email: string;
+            } | null;
+            /** @enum {string} */
+            status: "BOUNCED" | "COMPLAINED";
+            /** @description As the relay reported it (SES: Permanent), when recorded */
+            bounceType: string | null;
+            /** @description As the relay reported it (SES: General, NoEmail, Suppressed…), when recorded */
+            bounceSubType: string | null;
+            /** @description The bounce's diagnostic code, or the complaint's feedback type, when recorded */
+            reason: string | null;
             /**
              * Format: date-time
-             * @description First instant counted
+             * @description When the email bounced, or for COMPLAINED when the complaint came
+             */
+            at: string;
+        };
+        CampaignBounceList: {
+            data: components["schemas"]["CampaignBounce"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            cursor: string | null;
+            hasMore: boolean;
+            /** @description Bounced and complained emails of the campaign, on the first page (no cursor); 0 on later pages */
+            total: number;
+        };
+        CampaignLinks: {
+            /** @description Most clicked first (clicks, then unique clicks, then URL) */
+            data: {
+                /** @description The link's target as clicked (the tracked URL's destination) */
+                url: string;
+                /** @description Every click of the URL, repeated ones included */
+                clicks: number;
+                /** @description Emails whose recipient clicked the URL at least once */
+                uniqueClicks: number;
+            }[];
+            /** @description Emails of the campaign clicked at least once (any URL): the denominator of a link's share of clickers */
+            clickedEmails: number;
+        };
+        CampaignTimeseries: {
+            /**
+             * Format: date-time
+             * @description First instant counted (the first point's start)
              */
             startDate: string;
             /**
@@ -2410,44 +2481,514 @@ export interface components {
              */
             endDate: string;
             tz: string;
-            sent: number;
-            delivered: number;
-            /** @description Emails opened for the first time by a person (machine opens excluded) */
-            opened: number;
-            clicked: number;
-            bounced: number;
-            complained: number;
-            /** @description Emails opened for the first time by anyone, machine opens included */
-            openedIncludingMachine: number;
-            /** @description Tracked events (not the service's own email.*, contact.*, segment.* events) */
-            events: number;
-            /** @description Of the emails sent in the range, the fraction opened by a person by now */
-            openRate: number;
-            /** @description Of the emails sent in the range, the fraction clicked by now */
-            clickRate: number;
-            /** @description Of the emails sent in the range, the fraction hard-bounced by now */
-            bounceRate: number;
-            /** @description Of the emails sent in the range, the fraction complained about by now */
-            complaintRate: number;
-            /** @description Of the emails sent in the range, the fraction confirmed delivered by the relay's notifications by now */
-            deliveryRate: number;
-            /** @description Of those opened by a person, the fraction clicked */
-            clickToOpenRate: number;
+            /** @enum {string} */
+            interval: "hour" | "day";
+            /** @description One point per local hour or day touching the range, zero-filled; empty for a campaign never sent (without startDate) */
+            data: {
+                /** @description Day points: the local date (YYYY-MM-DD); hour points: the hour's first instant (ISO 8601, UTC) */
+                date: string;
+                /** @description Emails of the campaign delivered in this period */
+                delivered: number;
+                /** @description Emails opened for the first time by a person in this period (machine opens excluded; a click implies an open) */
+                opened: number;
+                /** @description Emails clicked for the first time in this period */
+                clicked: number;
+                bounced: number;
+                complained: number;
+            }[];
         };
-        Suppression: {
-            /** @description Lower-cased; one entry per address and project */
+        ConditionCount: {
+            /** @description Contacts of the project matching the condition now (subscribed or not) */
+            count: number;
+        };
+        ConditionFilter: {
+            field: string;
+            /** @enum {string} */
+            operator: "equals" | "notEquals" | "contains" | "notContains" | "greaterThan" | "lessThan" | "greaterThanOrEqual" | "lessThanOrEqual" | "exists" | "notExists" | "within" | "olderThan" | "triggered" | "notTriggered" | "triggeredWithin" | "triggeredOlderThan" | "notTriggeredWithin" | "memberOfSegment" | "notMemberOfSegment";
+            /** @description Depends on the operator: a string, number or boolean to compare; a number for windowed operators; absent for exists/triggered/memberOfSegment */
+            value?: string | number | boolean;
+            /** @enum {string} */
+            unit?: "minutes" | "hours" | "days";
+        };
+        /**
+         * @description Condition tree (docs/conditions.md): groups combined by `logic`, each an AND of its filters and optional nested tree. Depth, group and filter limits apply.
+         * @example {
+         *       "logic": "AND",
+         *       "groups": [
+         *         {
+         *           "filters": [
+         *             {
+         *               "field": "data.plan",
+         *               "operator": "equals",
+         *               "value": "pro"
+         *             }
+         *           ],
+         *           "conditions": {
+         *             "logic": "OR",
+         *             "groups": [
+         *               {
+         *                 "filters": [
+         *                   {
+         *                     "field": "event.signed_up",
+         *                     "operator": "triggeredWithin",
+         *                     "value": 7,
+         *                     "unit": "days"
+         *                   }
+         *                 ]
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        ConditionTree: {
+            /** @enum {string} */
+            logic: "AND" | "OR";
+            groups: {
+                filters: components["schemas"]["ConditionFilter"][];
+                conditions?: components["schemas"]["ConditionTree"];
+            }[];
+        };
+        Contact: {
+            /** Format: uuid */
+            id: string;
+            /** @description Lower-cased; unique per project */
             email: string;
-            /**
-             * @description HARD_BOUNCE and COMPLAINT come from the relay's notifications; MANUAL from POST /suppressions
-             * @enum {string}
-             */
-            reason: "HARD_BOUNCE" | "COMPLAINT" | "MANUAL";
-            /** @description The bounce diagnostic, the complaint type, or the note given with a manual entry */
-            detail: string | null;
-            /** @description The email whose bounce or complaint added the entry */
-            sourceEmailId: string | null;
+            subscribed: boolean;
+            data: {
+                [key: string]: string | number | boolean;
+            };
             /** Format: date-time */
             createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        ContactEmail: {
+            /** Format: uuid */
+            id: string;
+            /** @description As stored; a campaign email holds the campaign subject with its {{variables}} (filled per recipient at delivery) */
+            subject: string;
+            /**
+             * @description The furthest milestone: PENDING, SENDING, SENT, DELIVERED, OPENED, CLICKED, BOUNCED, COMPLAINED, FAILED or CANCELLED
+             * @enum {string}
+             */
+            status: "PENDING" | "SENDING" | "SENT" | "DELIVERED" | "OPENED" | "CLICKED" | "BOUNCED" | "COMPLAINED" | "FAILED" | "CANCELLED";
+            /** @description SENT, but the relay never confirmed it (see GET /emails/:id) */
+            unconfirmed: boolean;
+            /** @description Why it is FAILED or CANCELLED (or why the last attempt failed); null otherwise */
+            error: string | null;
+            /**
+             * @description SEND (/v1/send), CAMPAIGN, WORKFLOW or TEST (a campaign or template test send)
+             * @enum {string}
+             */
+            source: "SEND" | "CAMPAIGN" | "WORKFLOW" | "TEST";
+            /** @enum {string} */
+            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
+            /** @description The address it was sent to (the contact's address at the time) */
+            to: string;
+            /** @description The campaign it was sent by; null when none, or when the campaign was deleted since */
+            campaign: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** @description The template it was sent by; null when none, or when the template was deleted since */
+            template: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** @description The workflow it was sent by; null when none, or when the workflow was deleted since */
+            workflow: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            openCount: number;
+            clickCount: number;
+            /**
+             * Format: date-time
+             * @description When it was queued
+             */
+            createdAt: string;
+            sentAt: string | null;
+            deliveredAt: string | null;
+            openedAt: string | null;
+            clickedAt: string | null;
+            bouncedAt: string | null;
+            complainedAt: string | null;
+            failedAt: string | null;
+        };
+        ContactEmailList: {
+            data: components["schemas"]["ContactEmail"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            cursor: string | null;
+            hasMore: boolean;
+            /** @description The contact's emails in all, on the first page (no cursor); 0 on later pages */
+            total: number;
+        };
+        CreateDomainBodyInput: {
+            /** @description A domain name such as example.com (lower-cased; a trailing dot is dropped) */
+            domain: string;
+        };
+        Domain: {
+            /** Format: uuid */
+            id: string;
+            domain: string;
+            /** Format: uuid */
+            projectId: string;
+            verified: boolean;
+            records: components["schemas"]["DomainRecord"][];
+            verifiedAt: string | null;
+            /** @description Last DNS check; null on a domain an operator verified without DNS */
+            lastCheckedAt: string | null;
+            /** @description Mail to addresses of this domain and its subdomains is received while the domain is verified (MX to the inbound receiver): email.received events (docs/bounces.md "Inbound mail") */
+            inboundEnabled: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DomainRecord: {
+            /** @constant */
+            type: "TXT";
+            /** @description Where to publish it */
+            name: string;
+            /** @description What to publish (DKIM: exactly this; SPF and DMARC: recommended) */
+            value: string;
+            /** @enum {string} */
+            purpose: "DKIM" | "SPF" | "DMARC";
+            /** @description Only the DKIM record is required for verification */
+            required: boolean;
+            /** @description Found by the last check */
+            verified: boolean;
+            /** @description Why the last check did not find it: record not found, value does not match, lookup timed out… */
+            error?: string;
+        };
+        Email: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "PENDING" | "SENDING" | "SENT" | "DELIVERED" | "OPENED" | "CLICKED" | "BOUNCED" | "COMPLAINED" | "FAILED" | "CANCELLED";
+            /** @description True when the delivery attempt was interrupted after the message was handed over and before the relay confirmed it: the email is SENT, never sent again, and may or may not have reached the relay */
+            unconfirmed: boolean;
+            /** @description Why the email is FAILED, CANCELLED or unconfirmed; on a PENDING email, why the last attempt failed (it will be retried); null otherwise */
+            error: string | null;
+            to: string;
+            toName: string | null;
+            from: string;
+            fromName: string | null;
+            /** @description As stored; a campaign email holds the campaign subject, filled per recipient at delivery */
+            subject: string;
+            /** @enum {string} */
+            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
+            /**
+             * @description SEND (/v1/send), CAMPAIGN, WORKFLOW or TEST (a campaign or template test send)
+             * @enum {string}
+             */
+            source: "SEND" | "CAMPAIGN" | "WORKFLOW" | "TEST";
+            /** @description The Message-ID header it is sent with */
+            messageId: string;
+            contactId: string | null;
+            campaignId: string | null;
+            templateId: string | null;
+            /** @description SMTP attempts started */
+            attempts: number;
+            openCount: number;
+            clickCount: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When the relay accepted it (or, unconfirmed, when the interrupted attempt was recorded) */
+            sentAt: string | null;
+            deliveredAt: string | null;
+            openedAt: string | null;
+            clickedAt: string | null;
+            bouncedAt: string | null;
+            complainedAt: string | null;
+            failedAt: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        EmailVerification: {
+            /** @description The address checked (surrounding whitespace removed) */
+            email: string;
+            /** @description Well-formed, not disposable, and DNS shows the domain accepts mail (MX, or A/AAAA without MX) */
+            valid: boolean;
+            /** @description The domain (or a parent) is a throw-away mail provider */
+            isDisposable: boolean;
+            /** @description Another form of a mailbox: plus-addressed, dots in a Gmail local part, or googlemail.com */
+            isAlias: boolean;
+            /** @description The domain looks misspelt; see suggestedEmail */
+            isTypo: boolean;
+            /** @description local+tag@domain */
+            isPlusAddressed: boolean;
+            /** @description A free/personal mailbox provider such as gmail.com */
+            isPersonalEmail: boolean;
+            /** @description DNS has MX or A/AAAA records for the domain (or its www.) */
+            domainExists: boolean;
+            /** @description The domain or www.<domain> has A/AAAA records */
+            hasWebsite: boolean;
+            /** @description The domain publishes MX records (a null MX, RFC 7505, does not count) */
+            hasMxRecords: boolean;
+            /** @description Findings; empty when nothing is wrong. A false flag next to dns_timeout/dns_error means unknown */
+            reasons: ("invalid_format" | "disposable" | "domain_not_found" | "no_mx_records" | "null_mx" | "dns_timeout" | "dns_error" | "possible_typo")[];
+            /** @description The corrected address when isTypo; absent otherwise */
+            suggestedEmail?: string;
+        };
+        /**
+         * @description Every error answer (DESIGN §10)
+         * @example {
+         *       "success": false,
+         *       "message": "Request validation failed: to: Required",
+         *       "error": {
+         *         "code": "VALIDATION_ERROR",
+         *         "message": "Request validation failed",
+         *         "statusCode": 422,
+         *         "requestId": "5f0c6f1e-8a8e-4d55-9d3c-2b1e0f6f9a11",
+         *         "errors": [
+         *           {
+         *             "field": "to",
+         *             "message": "Required",
+         *             "code": "invalid_type"
+         *           }
+         *         ]
+         *       },
+         *       "timestamp": "2026-01-01T12:00:00.000Z"
+         *     }
+         */
+        ErrorEnvelope: {
+            /** @constant */
+            success: false;
+            /** @description `error.message` plus the first field errors: what Plunk-style clients show */
+            message: string;
+            error: {
+                /** @description Machine-readable: VALIDATION_ERROR, NOT_FOUND, INVALID_API_KEY, … */
+                code: string;
+                message: string;
+                statusCode: number;
+                /** @description Also the X-Request-Id header and in every log line of the request */
+                requestId: string;
+                /** @description Field errors of a 422 */
+                errors?: {
+                    /** @description The offending field (dotted path), or `(body)`, `(query)`, `(params)` for a whole part */
+                    field: string;
+                    message: string;
+                    /** @description e.g. invalid_type, too_big, unrecognized_keys, invalid_string */
+                    code: string;
+                    received?: unknown;
+                }[];
+                details?: {
+                    [key: string]: unknown;
+                };
+                suggestion?: string;
+            };
+            timestamp: string;
+        };
+        Event: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            contactId: string;
+            email: string;
+            name: string;
+            /** @description Values sent with the event (stored and one-off) */
+            data: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            cursor: string | null;
+            hasMore: boolean;
+            /** @description Events matching the filters; only on the first page (0 on later pages) */
+            total: number;
+        };
+        EventNames: {
+            data: {
+                name: string;
+                count: number;
+                /** Format: date-time */
+                lastSeenAt: string;
+                /** @description Recorded by the service itself (email.*, contact.subscribed/unsubscribed, segment entry/exit) */
+                system: boolean;
+            }[];
+        };
+        EventStats: {
+            data: {
+                name: string;
+                system: boolean;
+                last24h: number;
+                last7d: number;
+                last30d: number;
+                total: number;
+                /** @description With `days`: one entry per UTC day, oldest first */
+                daily?: {
+                    /** Format: date */
+                    date: string;
+                    count: number;
+                }[];
+            }[];
+        };
+        EventUsage: {
+            eventName: string;
+            /** @description Segments whose condition uses the event */
+            segments: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            /** @description Campaigns whose audience condition uses the event */
+            campaigns: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+            /** @description Workflows triggered by or waiting for the event */
+            workflows: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            }[];
+        };
+        InboundAttachment: {
+            /** @description Its position in the message (0-based): GET /inbound-messages/:id/attachments/:index */
+            index: number;
+            filename: string | null;
+            /** @description As the message declares it (attacker-supplied) */
+            contentType: string;
+            /** @description Decoded bytes */
+            size: number;
+            /** @description Whether its bytes are kept (INBOUND_STORE_ATTACHMENTS, within the limits) */
+            stored: boolean;
+            /** @description Why it was not stored */
+            reason?: string;
+            /** @description The download path, when stored */
+            url?: string;
+        };
+        InboundMessage: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            receivedAt: string;
+            /**
+             * Format: uuid
+             * @description The sender's contact
+             */
+            contactId: string;
+            /** @description Its email.received event */
+            eventId: string | null;
+            /** @description The envelope sender */
+            mailFrom: string;
+            /** @description The envelope's accepted addresses of this project */
+            recipients: string[];
+            from: string;
+            to: string[];
+            cc: string[];
+            subject: string;
+            messageId: string | null;
+            inReplyTo: string | null;
+            /** @description The campaign of the email it replies to */
+            campaignId: string | null;
+            /** @description The email of ours it replies to */
+            emailId: string | null;
+            /** @description The text body, up to 256 KB */
+            text: string;
+            textTruncated: boolean;
+            /** @description The HTML body, up to 256 KB; null when the message has none */
+            html: string | null;
+            htmlTruncated: boolean;
+            /** @description Each attachment; its bytes are stored only with INBOUND_STORE_ATTACHMENTS (docs/bounces.md "Attachments") */
+            attachments: components["schemas"]["InboundAttachment"][];
+            /** @description The whole message, bytes */
+            size: number;
+        };
+        Invitation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            role: "OWNER" | "ADMIN" | "MEMBER";
+            /** @description Null once the inviter's account is gone */
+            invitedBy: {
+                /** Format: uuid */
+                userId: string;
+                /** Format: email */
+                email: string;
+            } | null;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        InvitationPreview: {
+            /**
+             * Format: email
+             * @description The invited address: sign up or sign in with it
+             */
+            email: string;
+            projectName: string;
+            /** @enum {string} */
+            role: "OWNER" | "ADMIN" | "MEMBER";
+            /** @description The inviter's address; null once their account is gone */
+            invitedBy: string | null;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        LegacyError: {
+            error: string;
+        };
+        LinkedIdentity: {
+            /** @enum {string} */
+            provider: "github" | "google";
+            /** @description The provider account's primary email at its last sign-in */
+            email: string;
+            /** Format: date-time */
+            linkedAt: string;
+            /** Format: date-time */
+            lastSignInAt: string;
+        };
+        Member: {
+            /** Format: uuid */
+            userId: string;
+            /** Format: email */
+            email: string;
+            /** @enum {string} */
+            role: "OWNER" | "ADMIN" | "MEMBER";
+            /**
+             * Format: date-time
+             * @description When they joined
+             */
+            createdAt: string;
+        };
+        Project: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description Public key (pk_…): POST /v1/track only */
+            public: string;
+            /** @description Secret key (sk_…): every other endpoint. null for MEMBERs: keys are for OWNERs and ADMINs (DESIGN §4); members call the API with their session and X-Project-Id */
+            secret: string | null;
+            disabled: boolean;
+            /** @description Why the project is disabled (bounce or complaint rate, or an operator) */
+            disabledReason: string | null;
+            /** @enum {string} */
+            tracking: "ENABLED" | "DISABLED" | "MARKETING_ONLY";
+            /** @description Emails per second this project sends at most, across all workers; null = the instance default (PROJECT_SENDING_RATE) */
+            sendingRate: number | null;
+            /**
+             * @description Your role in this project
+             * @enum {string}
+             */
+            role: "OWNER" | "ADMIN" | "MEMBER";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         SecurityState: {
             /** Format: uuid */
@@ -2638,128 +3179,6 @@ export interface components {
                 liftedBy: string | null;
             }[];
         };
-        SetupState: {
-            /** Format: uuid */
-            projectId: string;
-            hasVerifiedDomain: boolean;
-            /** @description Capped at 10,000 (see contactCountCapped) */
-            contactCount: number;
-            /** @description True when the project has more contacts than contactCount */
-            contactCountCapped: boolean;
-            /** @description Capped at 10,000 (see templateCountCapped) */
-            templateCount: number;
-            templateCountCapped: boolean;
-            /** @description An email of the project was ever handed to the relay (a project reset does not clear it) */
-            hasSentEmail: boolean;
-            lastCampaignSentAt: string | null;
-            hasEnabledWorkflow: boolean;
-            billing: {
-                /** @description Whether billing is configured on this instance (STRIPE_SECRET_KEY) */
-                enabled: boolean;
-            } & {
-                [key: string]: unknown;
-            };
-        };
-        /**
-         * @example {
-         *       "success": true,
-         *       "data": {
-         *         "contact": "0b8f5f0e-2c1d-4c43-9a57-3c2a4f1d7e10",
-         *         "event": "3d4e5f60-7182-4a93-8b4c-5d6e7f809a1b",
-         *         "timestamp": "2026-01-01T12:00:00.000Z"
-         *       }
-         *     }
-         */
-        TrackResponse: {
-            /** @constant */
-            success: true;
-            data: {
-                /**
-                 * Format: uuid
-                 * @description Id of the contact
-                 */
-                contact: string;
-                /**
-                 * Format: uuid
-                 * @description Id of the recorded event
-                 */
-                event: string;
-                /**
-                 * Format: date-time
-                 * @description When the event was recorded
-                 */
-                timestamp: string;
-            };
-        };
-        Event: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            contactId: string;
-            email: string;
-            name: string;
-            /** @description Values sent with the event (stored and one-off) */
-            data: {
-                [key: string]: unknown;
-            };
-            /** Format: date-time */
-            createdAt: string;
-        };
-        EventList: {
-            data: components["schemas"]["Event"][];
-            /** @description Pass as `cursor` for the next page; null on the last page */
-            cursor: string | null;
-            hasMore: boolean;
-            /** @description Events matching the filters; only on the first page (0 on later pages) */
-            total: number;
-        };
-        EventNames: {
-            data: {
-                name: string;
-                count: number;
-                /** Format: date-time */
-                lastSeenAt: string;
-                /** @description Recorded by the service itself (email.*, contact.subscribed/unsubscribed, segment entry/exit) */
-                system: boolean;
-            }[];
-        };
-        EventStats: {
-            data: {
-                name: string;
-                system: boolean;
-                last24h: number;
-                last7d: number;
-                last30d: number;
-                total: number;
-                /** @description With `days`: one entry per UTC day, oldest first */
-                daily?: {
-                    /** Format: date */
-                    date: string;
-                    count: number;
-                }[];
-            }[];
-        };
-        EventUsage: {
-            eventName: string;
-            /** @description Segments whose condition uses the event */
-            segments: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
-            /** @description Campaigns whose audience condition uses the event */
-            campaigns: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
-            /** @description Workflows triggered by or waiting for the event */
-            workflows: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            }[];
-        };
         Segment: {
             /** Format: uuid */
             id: string;
@@ -2779,413 +3198,67 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
-        ConditionCount: {
-            /** @description Contacts of the project matching the condition now (subscribed or not) */
-            count: number;
-        };
-        Template: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            /** @description Internal note, never sent */
-            description: string;
-            /** @description May hold {{variables}}; filled without HTML escaping */
-            subject: string;
-            /** @description HTML with {{variable}}, {{variable ?? fallback}} and {{{raw}}} placeholders */
-            body: string;
-            /** @description Sender address; its domain must be verified for the project */
-            from: string;
-            /** @description Sender display name; null when unset */
-            fromName: string | null;
-            /** @description Reply-To address; null when unset */
-            replyTo: string | null;
-            /** @enum {string} */
-            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
-            /** Format: uuid */
-            projectId: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        DomainRecord: {
-            /** @constant */
-            type: "TXT";
-            /** @description Where to publish it */
-            name: string;
-            /** @description What to publish (DKIM: exactly this; SPF and DMARC: recommended) */
-            value: string;
-            /** @enum {string} */
-            purpose: "DKIM" | "SPF" | "DMARC";
-            /** @description Only the DKIM record is required for verification */
-            required: boolean;
-            /** @description Found by the last check */
-            verified: boolean;
-            /** @description Why the last check did not find it: record not found, value does not match, lookup timed out… */
-            error?: string;
-        };
-        Domain: {
-            /** Format: uuid */
-            id: string;
-            domain: string;
-            /** Format: uuid */
-            projectId: string;
-            verified: boolean;
-            records: components["schemas"]["DomainRecord"][];
-            verifiedAt: string | null;
-            /** @description Last DNS check; null on a domain an operator verified without DNS */
-            lastCheckedAt: string | null;
-            /** @description Mail to addresses of this domain and its subdomains is received while the domain is verified (MX to the inbound receiver): email.received events (docs/bounces.md "Inbound mail") */
-            inboundEnabled: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        User: {
-            /** Format: uuid */
-            id: string;
-            /** Format: email */
-            email: string;
-            isAdmin: boolean;
-            emailVerified: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        Member: {
-            /** Format: uuid */
-            userId: string;
-            /** Format: email */
-            email: string;
-            /** @enum {string} */
-            role: "OWNER" | "ADMIN" | "MEMBER";
-            /**
-             * Format: date-time
-             * @description When they joined
-             */
-            createdAt: string;
-        };
-        Invitation: {
-            /** Format: uuid */
-            id: string;
-            /** Format: email */
-            email: string;
-            /** @enum {string} */
-            role: "OWNER" | "ADMIN" | "MEMBER";
-            /** @description Null once the inviter's account is gone */
-            invitedBy: {
-                /** Format: uuid */
-                userId: string;
+        SendBodyInput: {
+            /** @description One recipient, or 1 to 50; each gets its own contact and email (a repeated address is sent once) */
+            to: string | {
+                name?: string;
                 /** Format: email */
                 email: string;
-            } | null;
-            /** Format: date-time */
-            expiresAt: string;
-            /** Format: date-time */
-            createdAt: string;
-        };
-        InvitationPreview: {
-            /**
-             * Format: email
-             * @description The invited address: sign up or sign in with it
-             */
-            email: string;
-            projectName: string;
-            /** @enum {string} */
-            role: "OWNER" | "ADMIN" | "MEMBER";
-            /** @description The inviter's address; null once their account is gone */
-            invitedBy: string | null;
-            /** Format: date-time */
-            expiresAt: string;
-        };
-        Workflow: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** @constant */
-            triggerType: "EVENT";
-            triggerConfig: {
-                eventName: string;
-            };
-            enabled: boolean;
-            /** @description false: at most one execution ever per contact */
-            allowReentry: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        WorkflowListItem: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** @constant */
-            triggerType: "EVENT";
-            triggerConfig: {
-                eventName: string;
-            };
-            enabled: boolean;
-            /** @description false: at most one execution ever per contact */
-            allowReentry: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description Steps, the TRIGGER included */
-            stepCount: number;
-            /** @description Executions ever started */
-            executionCount: number;
-            /** @description Executions RUNNING or WAITING */
-            activeExecutionCount: number;
-        };
-        WorkflowStepStats: {
-            /** @description Step executions (visits) of the step */
-            entered: number;
-            /** @description COMPLETED or SKIPPED (a step passed over counts as done) */
-            completed: number;
-            /** @description PENDING, WAITING or RUNNING */
-            waiting: number;
-            failed: number;
-            /** @description SEND_EMAIL: emails accepted by the relay (or further) */
-            sent?: number;
-            delivered?: number;
-            opened?: number;
-            clicked?: number;
-            bounced?: number;
-        };
-        WorkflowStep: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
-            name: string;
-            /** @description Per step type: see the *Config schemas (DESIGN §9) */
-            config: {
-                [key: string]: unknown;
-            };
-            position: {
-                x: number;
-                y: number;
-            };
-            /** @description SEND_EMAIL: the template (null if it is gone) */
-            template?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                subject: string;
-                type: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        WorkflowStepWithStats: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
-            name: string;
-            /** @description Per step type: see the *Config schemas (DESIGN §9) */
-            config: {
-                [key: string]: unknown;
-            };
-            position: {
-                x: number;
-                y: number;
-            };
-            /** @description SEND_EMAIL: the template (null if it is gone) */
-            template?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                subject: string;
-                type: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            stats: components["schemas"]["WorkflowStepStats"];
-        };
-        WorkflowTransition: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            fromStepId: string;
-            /** Format: uuid */
-            toStepId: string;
-            branch: ("yes" | "no" | "event" | "timeout") | null;
-        };
-        WorkflowDetail: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** @constant */
-            triggerType: "EVENT";
-            triggerConfig: {
-                eventName: string;
-            };
-            enabled: boolean;
-            /** @description false: at most one execution ever per contact */
-            allowReentry: boolean;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            steps: components["schemas"]["WorkflowStepWithStats"][];
-            transitions: components["schemas"]["WorkflowTransition"][];
-        };
-        WorkflowAddedStep: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
-            name: string;
-            /** @description Per step type: see the *Config schemas (DESIGN §9) */
-            config: {
-                [key: string]: unknown;
-            };
-            position: {
-                x: number;
-                y: number;
-            };
-            /** @description SEND_EMAIL: the template (null if it is gone) */
-            template?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                subject: string;
-                type: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description With insert or after: the transitions the call created (the replaced one is deleted) */
-            transitions?: components["schemas"]["WorkflowTransition"][];
-        };
-        WorkflowFields: {
-            data: {
-                /** @description As used in a CONDITION filter: email, data.plan, event.orderId, context.<key>… */
-                field: string;
-                /**
-                 * @description contact: standard field; data: contact data key; event: the execution's event data; context: the execution context; trackedEvent: a tracked event (triggered… operators)
-                 * @enum {string}
-                 */
-                source: "contact" | "data" | "event" | "context" | "trackedEvent";
-                /** @enum {string} */
-                type: "string" | "number" | "boolean" | "date" | "object" | "array" | "any";
-                /** @description Operators the field takes */
-                operators: string[];
-                /** @description A pattern to fill in (`context.<key>`), not a key seen in data */
-                hint: boolean;
-                /** @description data: contacts having the key; event: sampled events carrying it */
-                count?: number;
-            }[];
-            eventName: string | null;
-            /** @description Events of eventName looked at (the latest, at most 1,000) */
-            sampledEvents: number;
-        };
-        WorkflowExecution: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            workflowId: string;
-            /** Format: uuid */
-            contactId: string;
-            contact: {
-                /** Format: uuid */
-                id: string;
+            } | (string | {
+                name?: string;
+                /** Format: email */
                 email: string;
-            };
-            /**
-             * @description RUNNING and WAITING are active
-             * @enum {string}
-             */
-            status: "RUNNING" | "WAITING" | "COMPLETED" | "EXITED" | "FAILED" | "CANCELLED";
-            currentStepId: string | null;
-            /** @description Per-execution variables of a manual start (templates: {{context.key}} and {{key}}) */
-            context: {
-                [key: string]: unknown;
-            };
-            /** @description The trigger event's data, merged with the data of events that resumed waits */
-            event: {
-                [key: string]: unknown;
-            };
-            error: string | null;
-            exitReason: string | null;
-            /** Format: date-time */
-            startedAt: string;
-            completedAt: string | null;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        WorkflowStepExecution: {
+            })[];
+            /** @description 1 to 998 characters, no newlines; required without a template */
+            subject?: string;
+            /** @description HTML with {{variables}}, elements nested at most 256 deep; required without a template */
+            body?: string;
             /**
              * Format: uuid
-             * @description Also the X-Webhook-Id of a WEBHOOK step
+             * @description A template of the project: its subject, body, sender, reply-to and type
              */
-            id: string;
-            /** Format: uuid */
-            stepId: string;
-            /** @enum {string} */
-            stepType: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
-            stepName: string;
-            /** @enum {string} */
-            status: "PENDING" | "WAITING" | "RUNNING" | "COMPLETED" | "SKIPPED" | "FAILED";
-            branch: ("yes" | "no" | "event" | "timeout") | null;
-            /** @description What the step did: e.g. {emailId, outcome} for SEND_EMAIL, {status, bodyExcerpt} for WEBHOOK, {result} for CONDITION */
-            output: {
-                [key: string]: unknown;
-            } | null;
-            error: string | null;
-            attempts: number;
-            /** @description DELAY end or WAIT_FOR_EVENT timeout */
-            dueAt: string | null;
-            startedAt: string | null;
-            completedAt: string | null;
-        };
-        WorkflowExecutionDetail: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            workflowId: string;
-            /** Format: uuid */
-            contactId: string;
-            contact: {
-                /** Format: uuid */
-                id: string;
+            template?: string;
+            /** @description Sender on a verified domain; required unless the template has one */
+            from?: string | {
+                name?: string;
+                /** Format: email */
                 email: string;
             };
+            /** @description Deprecated: sender name when `from` is an address without a name */
+            name?: string;
+            /** @description New contacts default to false here; existing ones keep their state unless given */
+            subscribed?: boolean;
+            /** @description As for contacts, plus {value, persistent: false} for a value used by this request only. At most 200 keys of 1 to 100 characters, strings of at most 10000 characters, 65536 bytes as JSON; the contact's data after the merge is held to the same limits */
+            data?: {
+                [key: string]: (string | number | boolean) | null | {
+                    value: string | number | boolean | null;
+                    persistent: boolean;
+                };
+            };
+            /** @description Extra headers; names are printable ASCII, values up to 998 characters without control characters other than tab; headers the service sets, Resent-*, Errors-To and Disposition-Notification-To are refused */
+            headers?: {
+                [key: string]: string;
+            };
             /**
-             * @description RUNNING and WAITING are active
+             * Format: email
+             * @description Reply-To address
+             */
+            reply?: string;
+            /**
+             * @description Plunk clients' body type: `html` (the only one; markdown is not rendered)
              * @enum {string}
              */
-            status: "RUNNING" | "WAITING" | "COMPLETED" | "EXITED" | "FAILED" | "CANCELLED";
-            currentStepId: string | null;
-            /** @description Per-execution variables of a manual start (templates: {{context.key}} and {{key}}) */
-            context: {
-                [key: string]: unknown;
-            };
-            /** @description The trigger event's data, merged with the data of events that resumed waits */
-            event: {
-                [key: string]: unknown;
-            };
-            error: string | null;
-            exitReason: string | null;
-            /** Format: date-time */
-            startedAt: string;
-            completedAt: string | null;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description Timeline, oldest first */
-            steps: components["schemas"]["WorkflowStepExecution"][];
+            type?: "html";
+            /** @description At most 10, 10 MB decoded in total */
+            attachments?: {
+                /** @description Sent without any folder part: "../../etc/passwd" and "C:\docs\a.pdf" become "passwd" and "a.pdf" */
+                filename: string;
+                /** @description Base64 of the file */
+                content: string;
+                contentType: string;
+                /** @description Makes the attachment an inline image, referenced in the body as <img src="cid:…"> */
+                cid?: string;
+            }[];
         };
         /**
          * @example {
@@ -3224,270 +3297,164 @@ export interface components {
                 timestamp: string;
             };
         };
-        Email: {
+        SetupState: {
             /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            status: "PENDING" | "SENDING" | "SENT" | "DELIVERED" | "OPENED" | "CLICKED" | "BOUNCED" | "COMPLAINED" | "FAILED" | "CANCELLED";
-            /** @description True when the delivery attempt was interrupted after the message was handed over and before the relay confirmed it: the email is SENT, never sent again, and may or may not have reached the relay */
-            unconfirmed: boolean;
-            /** @description Why the email is FAILED, CANCELLED or unconfirmed; on a PENDING email, why the last attempt failed (it will be retried); null otherwise */
-            error: string | null;
-            to: string;
-            toName: string | null;
-            from: string;
-            fromName: string | null;
-            /** @description As stored; a campaign email holds the campaign subject, filled per recipient at delivery */
-            subject: string;
-            /** @enum {string} */
-            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
+            projectId: string;
+            hasVerifiedDomain: boolean;
+            /** @description Capped at 10,000 (see contactCountCapped) */
+            contactCount: number;
+            /** @description True when the project has more contacts than contactCount */
+            contactCountCapped: boolean;
+            /** @description Capped at 10,000 (see templateCountCapped) */
+            templateCount: number;
+            templateCountCapped: boolean;
+            /** @description An email of the project was ever handed to the relay (a project reset does not clear it) */
+            hasSentEmail: boolean;
+            lastCampaignSentAt: string | null;
+            hasEnabledWorkflow: boolean;
+            billing: {
+                /** @description Whether billing is configured on this instance (STRIPE_SECRET_KEY) */
+                enabled: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        StartWorkflowExecutionInput: {
+            /** @description An existing contact of the project (404 otherwise) */
+            contactId?: string;
+            /** @description An existing contact by address (404 otherwise) */
+            email?: string;
+            context?: {
+                [key: string]: unknown;
+            };
+        };
+        Suppression: {
+            /** @description Lower-cased; one entry per address and project */
+            email: string;
             /**
-             * @description SEND (/v1/send), CAMPAIGN, WORKFLOW or TEST (a campaign or template test send)
+             * @description HARD_BOUNCE and COMPLAINT come from the relay's notifications; MANUAL from POST /suppressions
              * @enum {string}
              */
-            source: "SEND" | "CAMPAIGN" | "WORKFLOW" | "TEST";
-            /** @description The Message-ID header it is sent with */
-            messageId: string;
-            contactId: string | null;
-            campaignId: string | null;
-            templateId: string | null;
-            /** @description SMTP attempts started */
-            attempts: number;
-            openCount: number;
-            clickCount: number;
+            reason: "HARD_BOUNCE" | "COMPLAINT" | "MANUAL";
+            /** @description The bounce diagnostic, the complaint type, or the note given with a manual entry */
+            detail: string | null;
+            /** @description The email whose bounce or complaint added the entry */
+            sourceEmailId: string | null;
             /** Format: date-time */
             createdAt: string;
-            /** @description When the relay accepted it (or, unconfirmed, when the interrupted attempt was recorded) */
-            sentAt: string | null;
-            deliveredAt: string | null;
-            openedAt: string | null;
-            clickedAt: string | null;
-            bouncedAt: string | null;
-            complainedAt: string | null;
-            failedAt: string | null;
-            /** Format: date-time */
-            updatedAt: string;
         };
-        ContactEmail: {
-            /** Format: uuid */
-            id: string;
-            /** @description As stored; a campaign email holds the campaign subject with its {{variables}} (filled per recipient at delivery) */
-            subject: string;
-            /**
-             * @description The furthest milestone: PENDING, SENDING, SENT, DELIVERED, OPENED, CLICKED, BOUNCED, COMPLAINED, FAILED or CANCELLED
-             * @enum {string}
-             */
-            status: "PENDING" | "SENDING" | "SENT" | "DELIVERED" | "OPENED" | "CLICKED" | "BOUNCED" | "COMPLAINED" | "FAILED" | "CANCELLED";
-            /** @description SENT, but the relay never confirmed it (see GET /emails/:id) */
-            unconfirmed: boolean;
-            /** @description Why it is FAILED or CANCELLED (or why the last attempt failed); null otherwise */
-            error: string | null;
-            /**
-             * @description SEND (/v1/send), CAMPAIGN, WORKFLOW or TEST (a campaign or template test send)
-             * @enum {string}
-             */
-            source: "SEND" | "CAMPAIGN" | "WORKFLOW" | "TEST";
-            /** @enum {string} */
-            type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
-            /** @description The address it was sent to (the contact's address at the time) */
-            to: string;
-            /** @description The campaign it was sent by; null when none, or when the campaign was deleted since */
-            campaign: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            } | null;
-            /** @description The template it was sent by; null when none, or when the template was deleted since */
-            template: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            } | null;
-            /** @description The workflow it was sent by; null when none, or when the workflow was deleted since */
-            workflow: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            } | null;
-            openCount: number;
-            clickCount: number;
-            /**
-             * Format: date-time
-             * @description When it was queued
-             */
-            createdAt: string;
-            sentAt: string | null;
-            deliveredAt: string | null;
-            openedAt: string | null;
-            clickedAt: string | null;
-            bouncedAt: string | null;
-            complainedAt: string | null;
-            failedAt: string | null;
-        };
-        ContactEmailList: {
-            data: components["schemas"]["ContactEmail"][];
-            /** @description Pass as `cursor` for the next page; null on the last page */
-            cursor: string | null;
-            hasMore: boolean;
-            /** @description The contact's emails in all, on the first page (no cursor); 0 on later pages */
-            total: number;
-        };
-        Campaign: {
+        Template: {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description Internal note, never sent */
             description: string;
-            /** @description May hold {{variables}}, filled per recipient at delivery */
+            /** @description May hold {{variables}}; filled without HTML escaping */
             subject: string;
-            /** @description HTML with {{variable}} placeholders, filled per recipient at delivery */
+            /** @description HTML with {{variable}}, {{variable ?? fallback}} and {{{raw}}} placeholders */
             body: string;
+            /** @description Sender address; its domain must be verified for the project */
             from: string;
+            /** @description Sender display name; null when unset */
             fromName: string | null;
+            /** @description Reply-To address; null when unset */
             replyTo: string | null;
             /** @enum {string} */
             type: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
-            /** @enum {string} */
-            status: "DRAFT" | "SCHEDULED" | "SENDING" | "SENT" | "CANCELLED";
-            /** @enum {string} */
-            audienceType: "ALL" | "SEGMENT" | "FILTERED";
-            audienceCondition: components["schemas"]["ConditionTree"] | null;
-            segmentId: string | null;
-            scheduledFor: string | null;
-            /** @description Recipients materialised when sending started */
-            totalRecipients: number;
-            /** @description Emails the relay accepted (computed from the email rows); unconfirmed ones are not included */
-            sentCount: number;
-            /** @description Emails whose delivery attempt was interrupted after the message was handed over, before the relay confirmed it: not sent again, maybe not received */
-            unconfirmedCount: number;
-            deliveredCount: number;
-            openedCount: number;
-            clickedCount: number;
-            bouncedCount: number;
             /** Format: uuid */
             projectId: string;
-            /** @description When the campaign became SENDING (its first emails went out); null before */
-            startedAt: string | null;
-            /** @description When the campaign reached SENT */
-            sentAt: string | null;
-            /** @description When the campaign reached CANCELLED */
-            cancelledAt: string | null;
-            /** @description Why the campaign is CANCELLED: CANCELLED_BY_USER (POST /cancel), AUDIENCE_UNUSABLE (its stored audience cannot be evaluated), START_FAILED (sending could not start after bounded retries), BILLING_LIMIT_REACHED (a monthly billing cap refused its emails when they were materialised); null otherwise */
-            statusReason: {
-                /** @enum {string} */
-                code: "CANCELLED_BY_USER" | "AUDIENCE_UNUSABLE" | "START_FAILED" | "BILLING_LIMIT_REACHED";
-                message: string;
-            } | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
         };
-        CampaignAudienceCount: {
-            /** @description Emails a campaign with this audience would queue if sent now: its contacts (MARKETING: subscribed) less suppressed addresses */
-            count: number;
+        TrackBodyInput: {
+            /**
+             * Format: email
+             * @description The contact; created when new
+             */
+            email: string;
+            /** @description Any name except the reserved email.*, contact.subscribed, contact.unsubscribed, segment.<slug>.entry/exit */
+            event: string;
+            /** @description New contacts default to true; existing ones keep their state unless given; a change records contact.subscribed/unsubscribed */
+            subscribed?: boolean;
+            /** @description As for contacts, plus {value, persistent: false} for a value used by this request only. At most 200 keys of 1 to 100 characters, strings of at most 10000 characters, 65536 bytes as JSON; the contact's data after the merge is held to the same limits */
+            data?: {
+                [key: string]: (string | number | boolean) | null | {
+                    value: string | number | boolean | null;
+                    persistent: boolean;
+                };
+            };
         };
-        CampaignTimeseries: {
-            /**
-             * Format: date-time
-             * @description First instant counted (the first point's start)
-             */
-            startDate: string;
-            /**
-             * Format: date-time
-             * @description End of the range (excluded)
-             */
-            endDate: string;
-            tz: string;
+        /**
+         * @example {
+         *       "success": true,
+         *       "data": {
+         *         "contact": "0b8f5f0e-2c1d-4c43-9a57-3c2a4f1d7e10",
+         *         "event": "3d4e5f60-7182-4a93-8b4c-5d6e7f809a1b",
+         *         "timestamp": "2026-01-01T12:00:00.000Z"
+         *       }
+         *     }
+         */
+        TrackResponse: {
+            /** @constant */
+            success: true;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description Id of the contact
+                 */
+                contact: string;
+                /**
+                 * Format: uuid
+                 * @description Id of the recorded event
+                 */
+                event: string;
+                /**
+                 * Format: date-time
+                 * @description When the event was recorded
+                 */
+                timestamp: string;
+            };
+        };
+        UpcomingItem: {
             /** @enum {string} */
-            interval: "hour" | "day";
-            /** @description One point per local hour or day touching the range, zero-filled; empty for a campaign never sent (without startDate) */
-            data: {
-                /** @description Day points: the local date (YYYY-MM-DD); hour points: the hour's first instant (ISO 8601, UTC) */
-                date: string;
-                /** @description Emails of the campaign delivered in this period */
-                delivered: number;
-                /** @description Emails opened for the first time by a person in this period (machine opens excluded; a click implies an open) */
-                opened: number;
-                /** @description Emails clicked for the first time in this period */
-                clicked: number;
-                bounced: number;
-                complained: number;
-            }[];
-        };
-        CampaignLinks: {
-            /** @description Most clicked first (clicks, then unique clicks, then URL) */
-            data: {
-                /** @description The link's target as clicked (the tracked URL's destination) */
-                url: string;
-                /** @description Every click of the URL, repeated ones included */
-                clicks: number;
-                /** @description Emails whose recipient clicked the URL at least once */
-                uniqueClicks: number;
-            }[];
-            /** @description Emails of the campaign clicked at least once (any URL): the denominator of a link's share of clickers */
-            clickedEmails: number;
-        };
-        CampaignBounce: {
-            /** Format: uuid */
-            emailId: string;
-            /** @description The address the email was sent to */
-            toEmail: string;
-            /** @description The contact, null when it was deleted */
-            contact: {
+            type: "campaign.scheduled" | "workflow.step";
+            /** Format: date-time */
+            dueAt: string;
+            campaign?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                subject: string;
+            };
+            workflow?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            };
+            /** @description DELAY (its end) or WAIT_FOR_EVENT (its timeout) */
+            step?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                type: string;
+            };
+            execution?: {
+                /** Format: uuid */
+                id: string;
+                /** @description WAIT_FOR_EVENT: the awaited event name */
+                waitingFor?: string;
+            };
+            contact?: {
                 /** Format: uuid */
                 id: string;
                 email: string;
-            } | null;
-            /** @enum {string} */
-            status: "BOUNCED" | "COMPLAINED";
-            /** @description As the relay reported it (SES: Permanent), when recorded */
-            bounceType: string | null;
-            /** @description As the relay reported it (SES: General, NoEmail, Suppressed…), when recorded */
-            bounceSubType: string | null;
-            /** @description The bounce's diagnostic code, or the complaint's feedback type, when recorded */
-            reason: string | null;
-            /**
-             * Format: date-time
-             * @description When the email bounced, or for COMPLAINED when the complaint came
-             */
-            at: string;
+            };
         };
-        CampaignBounceList: {
-            data: components["schemas"]["CampaignBounce"][];
-            /** @description Pass as `cursor` for the next page; null on the last page */
-            cursor: string | null;
-            hasMore: boolean;
-            /** @description Bounced and complained emails of the campaign, on the first page (no cursor); 0 on later pages */
-            total: number;
-        };
-        Project: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            /** @description Public key (pk_…): POST /v1/track only */
-            public: string;
-            /** @description Secret key (sk_…): every other endpoint. null for MEMBERs: keys are for OWNERs and ADMINs (DESIGN §4); members call the API with their session and X-Project-Id */
-            secret: string | null;
-            disabled: boolean;
-            /** @description Why the project is disabled (bounce or complaint rate, or an operator) */
-            disabledReason: string | null;
-            /** @enum {string} */
-            tracking: "ENABLED" | "DISABLED" | "MARKETING_ONLY";
-            /** @description Emails per second this project sends at most, across all workers; null = the instance default (PROJECT_SENDING_RATE) */
-            sendingRate: number | null;
-            /**
-             * @description Your role in this project
-             * @enum {string}
-             */
-            role: "OWNER" | "ADMIN" | "MEMBER";
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        WebhookSecret: {
-            /** @description `whsec_…`: the key of the X-Signature HMAC on WEBHOOK step calls (docs/workflows.md) */
-            secret: string;
+        UpdateDomainBodyInput: {
+            /** @description Receive mail for this domain (and its subdomains) as email.received events */
+            inboundEnabled: boolean;
         };
         /**
          * @example {
@@ -3538,183 +3505,26 @@ export interface components {
             /** @description Largest file one upload may send */
             maxFileBytes: number;
         };
-        InboundAttachment: {
-            /** @description Its position in the message (0-based): GET /inbound-messages/:id/attachments/:index */
-            index: number;
-            filename: string | null;
-            /** @description As the message declares it (attacker-supplied) */
-            contentType: string;
-            /** @description Decoded bytes */
-            size: number;
-            /** @description Whether its bytes are kept (INBOUND_STORE_ATTACHMENTS, within the limits) */
-            stored: boolean;
-            /** @description Why it was not stored */
-            reason?: string;
-            /** @description The download path, when stored */
-            url?: string;
-        };
-        InboundMessage: {
+        User: {
             /** Format: uuid */
             id: string;
-            /** Format: date-time */
-            receivedAt: string;
-            /**
-             * Format: uuid
-             * @description The sender's contact
-             */
-            contactId: string;
-            /** @description Its email.received event */
-            eventId: string | null;
-            /** @description The envelope sender */
-            mailFrom: string;
-            /** @description The envelope's accepted addresses of this project */
-            recipients: string[];
-            from: string;
-            to: string[];
-            cc: string[];
-            subject: string;
-            messageId: string | null;
-            inReplyTo: string | null;
-            /** @description The campaign of the email it replies to */
-            campaignId: string | null;
-            /** @description The email of ours it replies to */
-            emailId: string | null;
-            /** @description The text body, up to 256 KB */
-            text: string;
-            textTruncated: boolean;
-            /** @description The HTML body, up to 256 KB; null when the message has none */
-            html: string | null;
-            htmlTruncated: boolean;
-            /** @description Each attachment; its bytes are stored only with INBOUND_STORE_ATTACHMENTS (docs/bounces.md "Attachments") */
-            attachments: components["schemas"]["InboundAttachment"][];
-            /** @description The whole message, bytes */
-            size: number;
-        };
-        ActivityItem: {
-            /** @description The event's id; for campaign and workflow items `<campaign or execution id>:<moment>` */
-            id: string;
-            /** @enum {string} */
-            type: "email.sent" | "email.delivery" | "email.open" | "email.click" | "email.bounce" | "email.complaint" | "email.received" | "contact.subscribed" | "contact.unsubscribed" | "segment.entry" | "segment.exit" | "event.tracked" | "campaign.scheduled" | "campaign.sent" | "workflow.started" | "workflow.completed" | "workflow.failed";
-            /** Format: date-time */
-            timestamp: string;
-            /** @description The contact of the item (absent on campaign items) */
-            contact?: {
-                /** Format: uuid */
-                id: string;
-                email: string;
-            };
-            /** @description Per type (docs/activity.md): campaign, workflow, template {id, name}, subject, url, emailId, segment, event name and data… */
-            metadata: {
-                [key: string]: unknown;
-            };
-        };
-        ActivityList: {
-            data: components["schemas"]["ActivityItem"][];
-            /** @description Pass as `cursor` for the next page; null on the last page */
-            cursor: string | null;
-            hasMore: boolean;
-            /** @description First page only (0 on later pages): the matching items, counted up to 10,000 */
-            total: number;
-            /** @description True when more than 10,000 items match (total then says 10,000) */
-            totalCapped: boolean;
-        };
-        ActivityRecentCount: {
-            /** @description Activity items (every type) with a timestamp in the last `minutes` minutes */
-            count: number;
-            minutes: number;
-            /** Format: date-time */
-            since: string;
-        };
-        ActivityTypes: {
-            data: {
-                /** @enum {string} */
-                type: "email.sent" | "email.delivery" | "email.open" | "email.click" | "email.bounce" | "email.complaint" | "email.received" | "contact.subscribed" | "contact.unsubscribed" | "segment.entry" | "segment.exit" | "event.tracked" | "campaign.scheduled" | "campaign.sent" | "workflow.started" | "workflow.completed" | "workflow.failed";
-                /** @enum {string} */
-                source: "events" | "campaigns" | "workflows";
-                /** @description The project has at least one item of this type (any time) */
-                available: boolean;
-            }[];
-        };
-        UpcomingItem: {
-            /** @enum {string} */
-            type: "campaign.scheduled" | "workflow.step";
-            /** Format: date-time */
-            dueAt: string;
-            campaign?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                subject: string;
-            };
-            workflow?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-            };
-            /** @description DELAY (its end) or WAIT_FOR_EVENT (its timeout) */
-            step?: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                type: string;
-            };
-            execution?: {
-                /** Format: uuid */
-                id: string;
-                /** @description WAIT_FOR_EVENT: the awaited event name */
-                waitingFor?: string;
-            };
-            contact?: {
-                /** Format: uuid */
-                id: string;
-                email: string;
-            };
-        };
-        ActivityUpcoming: {
-            data: components["schemas"]["UpcomingItem"][];
-            /** @description More is due within the window than `limit` */
-            hasMore: boolean;
-            /**
-             * Format: date-time
-             * @description End of the window: now + daysAhead
-             */
-            until: string;
-        };
-        LinkedIdentity: {
-            /** @enum {string} */
-            provider: "github" | "google";
-            /** @description The provider account's primary email at its last sign-in */
+            /** Format: email */
             email: string;
+            isAdmin: boolean;
+            emailVerified: boolean;
             /** Format: date-time */
-            linkedAt: string;
+            createdAt: string;
             /** Format: date-time */
-            lastSignInAt: string;
+            updatedAt: string;
         };
-        EmailVerification: {
-            /** @description The address checked (surrounding whitespace removed) */
+        /**
+         * @example {
+         *       "email": "ada@example.com"
+         *     }
+         */
+        VerifyBodyInput: {
+            /** @description The address to check (SPEC: email format). Malformed → 422; stricter checks report invalid_format */
             email: string;
-            /** @description Well-formed, not disposable, and DNS shows the domain accepts mail (MX, or A/AAAA without MX) */
-            valid: boolean;
-            /** @description The domain (or a parent) is a throw-away mail provider */
-            isDisposable: boolean;
-            /** @description Another form of a mailbox: plus-addressed, dots in a Gmail local part, or googlemail.com */
-            isAlias: boolean;
-            /** @description The domain looks misspelt; see suggestedEmail */
-            isTypo: boolean;
-            /** @description local+tag@domain */
-            isPlusAddressed: boolean;
-            /** @description A free/personal mailbox provider such as gmail.com */
-            isPersonalEmail: boolean;
-            /** @description DNS has MX or A/AAAA records for the domain (or its www.) */
-            domainExists: boolean;
-            /** @description The domain or www.<domain> has A/AAAA records */
-            hasWebsite: boolean;
-            /** @description The domain publishes MX records (a null MX, RFC 7505, does not count) */
-            hasMxRecords: boolean;
-            /** @description Findings; empty when nothing is wrong. A false flag next to dns_timeout/dns_error means unknown */
-            reasons: ("invalid_format" | "disposable" | "domain_not_found" | "no_mx_records" | "null_mx" | "dns_timeout" | "dns_error" | "possible_typo")[];
-            /** @description The corrected address when isTypo; absent otherwise */
-            suggestedEmail?: string;
         };
         /**
          * @example {
@@ -3740,78 +3550,6 @@ export interface components {
             /** @constant */
             success: true;
             data: components["schemas"]["EmailVerification"];
-        };
-        WebhookEndpoint: {
-            /** Format: uuid */
-            id: string;
-            /** @description Called with POST for each event */
-            url: string;
-            /** @description The event types it receives */
-            events: string[];
-            /** @description False: nothing is captured or delivered for it */
-            enabled: boolean;
-            /** @description Why it was disabled automatically (a day of failed attempts); null otherwise */
-            disabledReason: string | null;
-            disabledAt: string | null;
-            /** @description The first failed attempt since the last delivered one; null while deliveries succeed */
-            failingSince: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        WebhookEndpointWithSecret: {
-            /** Format: uuid */
-            id: string;
-            /** @description Called with POST for each event */
-            url: string;
-            /** @description The event types it receives */
-            events: string[];
-            /** @description False: nothing is captured or delivered for it */
-            enabled: boolean;
-            /** @description Why it was disabled automatically (a day of failed attempts); null otherwise */
-            disabledReason: string | null;
-            disabledAt: string | null;
-            /** @description The first failed attempt since the last delivered one; null while deliveries succeed */
-            failingSince: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description `whsec_…`: signs every call (X-Signature). Shown only here: on create and on rotate-secret */
-            secret: string;
-        };
-        WebhookEndpointList: {
-            data: components["schemas"]["WebhookEndpoint"][];
-        };
-        WebhookTestResult: {
-            /** @description The endpoint answered 2xx */
-            success: boolean;
-            statusCode: number | null;
-            responseExcerpt: string | null;
-            error: string | null;
-            durationMs: number;
-            /**
-             * Format: uuid
-             * @description The ping's X-Webhook-Id (type `webhook.test`); it is in the delivery log
-             */
-            eventId: string;
-        };
-        WebhookPayload: {
-            /**
-             * Format: uuid
-             * @description The event id, also X-Webhook-Id: the same on every retry (de-duplicate on it)
-             */
-            id: string;
-            type: string;
-            /**
-             * Format: date-time
-             * @description When the event happened
-             */
-            createdAt: string;
-            data: {
-                [key: string]: unknown;
-            };
         };
         WebhookDelivery: {
             /** Format: uuid */
@@ -3847,106 +3585,368 @@ export interface components {
             cursor: string | null;
             hasMore: boolean;
         };
-        /**
-         * @description Condition tree (docs/conditions.md): groups combined by `logic`, each an AND of its filters and optional nested tree. Depth, group and filter limits apply.
-         * @example {
-         *       "logic": "AND",
-         *       "groups": [
-         *         {
-         *           "filters": [
-         *             {
-         *               "field": "data.plan",
-         *               "operator": "equals",
-         *               "value": "pro"
-         *             }
-         *           ],
-         *           "conditions": {
-         *             "logic": "OR",
-         *             "groups": [
-         *               {
-         *                 "filters": [
-         *                   {
-         *                     "field": "event.signed_up",
-         *                     "operator": "triggeredWithin",
-         *                     "value": 7,
-         *                     "unit": "days"
-         *                   }
-         *                 ]
-         *               }
-         *             ]
-         *           }
-         *         }
-         *       ]
-         *     }
-         */
-        ConditionTree: {
-            /** @enum {string} */
-            logic: "AND" | "OR";
-            groups: {
-                filters: components["schemas"]["ConditionFilter"][];
-                conditions?: components["schemas"]["ConditionTree"];
-            }[];
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            /** @description Called with POST for each event */
+            url: string;
+            /** @description The event types it receives */
+            events: string[];
+            /** @description False: nothing is captured or delivered for it */
+            enabled: boolean;
+            /** @description Why it was disabled automatically (a day of failed attempts); null otherwise */
+            disabledReason: string | null;
+            disabledAt: string | null;
+            /** @description The first failed attempt since the last delivered one; null while deliveries succeed */
+            failingSince: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
-        ConditionFilter: {
-            field: string;
-            /** @enum {string} */
-            operator: "equals" | "notEquals" | "contains" | "notContains" | "greaterThan" | "lessThan" | "greaterThanOrEqual" | "lessThanOrEqual" | "exists" | "notExists" | "within" | "olderThan" | "triggered" | "notTriggered" | "triggeredWithin" | "triggeredOlderThan" | "notTriggeredWithin" | "memberOfSegment" | "notMemberOfSegment";
-            /** @description Depends on the operator: a string, number or boolean to compare; a number for windowed operators; absent for exists/triggered/memberOfSegment */
-            value?: string | number | boolean;
-            /** @enum {string} */
-            unit?: "minutes" | "hours" | "days";
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
         };
-        /**
-         * @description Every error answer (DESIGN §10)
-         * @example {
-         *       "success": false,
-         *       "message": "Request validation failed: to: Required",
-         *       "error": {
-         *         "code": "VALIDATION_ERROR",
-         *         "message": "Request validation failed",
-         *         "statusCode": 422,
-         *         "requestId": "5f0c6f1e-8a8e-4d55-9d3c-2b1e0f6f9a11",
-         *         "errors": [
-         *           {
-         *             "field": "to",
-         *             "message": "Required",
-         *             "code": "invalid_type"
-         *           }
-         *         ]
-         *       },
-         *       "timestamp": "2026-01-01T12:00:00.000Z"
-         *     }
-         */
-        ErrorEnvelope: {
-            /** @constant */
-            success: false;
-            /** @description `error.message` plus the first field errors: what Plunk-style clients show */
-            message: string;
-            error: {
-                /** @description Machine-readable: VALIDATION_ERROR, NOT_FOUND, INVALID_API_KEY, … */
-                code: string;
-                message: string;
-                statusCode: number;
-                /** @description Also the X-Request-Id header and in every log line of the request */
-                requestId: string;
-                /** @description Field errors of a 422 */
-                errors?: {
-                    /** @description The offending field (dotted path), or `(body)`, `(query)`, `(params)` for a whole part */
-                    field: string;
-                    message: string;
-                    /** @description e.g. invalid_type, too_big, unrecognized_keys, invalid_string */
-                    code: string;
-                    received?: unknown;
-                }[];
-                details?: {
-                    [key: string]: unknown;
-                };
-                suggestion?: string;
+        WebhookEndpointWithSecret: {
+            /** Format: uuid */
+            id: string;
+            /** @description Called with POST for each event */
+            url: string;
+            /** @description The event types it receives */
+            events: string[];
+            /** @description False: nothing is captured or delivered for it */
+            enabled: boolean;
+            /** @description Why it was disabled automatically (a day of failed attempts); null otherwise */
+            disabledReason: string | null;
+            disabledAt: string | null;
+            /** @description The first failed attempt since the last delivered one; null while deliveries succeed */
+            failingSince: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description `whsec_…`: signs every call (X-Signature). Shown only here: on create and on rotate-secret */
+            secret: string;
+        };
+        WebhookPayload: {
+            /**
+             * Format: uuid
+             * @description The event id, also X-Webhook-Id: the same on every retry (de-duplicate on it)
+             */
+            id: string;
+            type: string;
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            createdAt: string;
+            data: {
+                [key: string]: unknown;
             };
-            timestamp: string;
         };
-        LegacyError: {
-            error: string;
+        WebhookSecret: {
+            /** @description `whsec_…`: the key of the X-Signature HMAC on WEBHOOK step calls (docs/workflows.md) */
+            secret: string;
+        };
+        WebhookTestResult: {
+            /** @description The endpoint answered 2xx */
+            success: boolean;
+            statusCode: number | null;
+            responseExcerpt: string | null;
+            error: string | null;
+            durationMs: number;
+            /**
+             * Format: uuid
+             * @description The ping's X-Webhook-Id (type `webhook.test`); it is in the delivery log
+             */
+            eventId: string;
+        };
+        Workflow: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** @constant */
+            triggerType: "EVENT";
+            triggerConfig: {
+                eventName: string;
+            };
+            enabled: boolean;
+            /** @description false: at most one execution ever per contact */
+            allowReentry: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WorkflowAddedStep: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
+            name: string;
+            /** @description Per step type: see the *Config schemas (DESIGN §9) */
+            config: {
+                [key: string]: unknown;
+            };
+            position: {
+                x: number;
+                y: number;
+            };
+            /** @description SEND_EMAIL: the template (null if it is gone) */
+            template?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                subject: string;
+                type: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description With insert or after: the transitions the call created (the replaced one is deleted) */
+            transitions?: components["schemas"]["WorkflowTransition"][];
+        };
+        WorkflowDetail: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** @constant */
+            triggerType: "EVENT";
+            triggerConfig: {
+                eventName: string;
+            };
+            enabled: boolean;
+            /** @description false: at most one execution ever per contact */
+            allowReentry: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            steps: components["schemas"]["WorkflowStepWithStats"][];
+            transitions: components["schemas"]["WorkflowTransition"][];
+        };
+        WorkflowExecution: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workflowId: string;
+            /** Format: uuid */
+            contactId: string;
+            contact: {
+                /** Format: uuid */
+                id: string;
+                email: string;
+            };
+            /**
+             * @description RUNNING and WAITING are active
+             * @enum {string}
+             */
+            status: "RUNNING" | "WAITING" | "COMPLETED" | "EXITED" | "FAILED" | "CANCELLED";
+            currentStepId: string | null;
+            /** @description Per-execution variables of a manual start (templates: {{context.key}} and {{key}}) */
+            context: {
+                [key: string]: unknown;
+            };
+            /** @description The trigger event's data, merged with the data of events that resumed waits */
+            event: {
+                [key: string]: unknown;
+            };
+            error: string | null;
+            exitReason: string | null;
+            /** Format: date-time */
+            startedAt: string;
+            completedAt: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WorkflowExecutionDetail: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workflowId: string;
+            /** Format: uuid */
+            contactId: string;
+            contact: {
+                /** Format: uuid */
+                id: string;
+                email: string;
+            };
+            /**
+             * @description RUNNING and WAITING are active
+             * @enum {string}
+             */
+            status: "RUNNING" | "WAITING" | "COMPLETED" | "EXITED" | "FAILED" | "CANCELLED";
+            currentStepId: string | null;
+            /** @description Per-execution variables of a manual start (templates: {{context.key}} and {{key}}) */
+            context: {
+                [key: string]: unknown;
+            };
+            /** @description The trigger event's data, merged with the data of events that resumed waits */
+            event: {
+                [key: string]: unknown;
+            };
+            error: string | null;
+            exitReason: string | null;
+            /** Format: date-time */
+            startedAt: string;
+            completedAt: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Timeline, oldest first */
+            steps: components["schemas"]["WorkflowStepExecution"][];
+        };
+        WorkflowFields: {
+            data: {
+                /** @description As used in a CONDITION filter: email, data.plan, event.orderId, context.<key>… */
+                field: string;
+                /**
+                 * @description contact: standard field; data: contact data key; event: the execution's event data; context: the execution context; trackedEvent: a tracked event (triggered… operators)
+                 * @enum {string}
+                 */
+                source: "contact" | "data" | "event" | "context" | "trackedEvent";
+                /** @enum {string} */
+                type: "string" | "number" | "boolean" | "date" | "object" | "array" | "any";
+                /** @description Operators the field takes */
+                operators: string[];
+                /** @description A pattern to fill in (`context.<key>`), not a key seen in data */
+                hint: boolean;
+                /** @description data: contacts having the key; event: sampled events carrying it */
+                count?: number;
+            }[];
+            eventName: string | null;
+            /** @description Events of eventName looked at (the latest, at most 1,000) */
+            sampledEvents: number;
+        };
+        WorkflowListItem: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** @constant */
+            triggerType: "EVENT";
+            triggerConfig: {
+                eventName: string;
+            };
+            enabled: boolean;
+            /** @description false: at most one execution ever per contact */
+            allowReentry: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description Steps, the TRIGGER included */
+            stepCount: number;
+            /** @description Executions ever started */
+            executionCount: number;
+            /** @description Executions RUNNING or WAITING */
+            activeExecutionCount: number;
+        };
+        WorkflowStep: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
+            name: string;
+            /** @description Per step type: see the *Config schemas (DESIGN §9) */
+            config: {
+                [key: string]: unknown;
+            };
+            position: {
+                x: number;
+                y: number;
+            };
+            /** @description SEND_EMAIL: the template (null if it is gone) */
+            template?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                subject: string;
+                type: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WorkflowStepExecution: {
+            /**
+             * Format: uuid
+             * @description Also the X-Webhook-Id of a WEBHOOK step
+             */
+            id: string;
+            /** Format: uuid */
+            stepId: string;
+            /** @enum {string} */
+            stepType: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
+            stepName: string;
+            /** @enum {string} */
+            status: "PENDING" | "WAITING" | "RUNNING" | "COMPLETED" | "SKIPPED" | "FAILED";
+            branch: ("yes" | "no" | "event" | "timeout") | null;
+            /** @description What the step did: e.g. {emailId, outcome} for SEND_EMAIL, {status, bodyExcerpt} for WEBHOOK, {result} for CONDITION */
+            output: {
+                [key: string]: unknown;
+            } | null;
+            error: string | null;
+            attempts: number;
+            /** @description DELAY end or WAIT_FOR_EVENT timeout */
+            dueAt: string | null;
+            startedAt: string | null;
+            completedAt: string | null;
+        };
+        WorkflowStepStats: {
+            /** @description Step executions (visits) of the step */
+            entered: number;
+            /** @description COMPLETED or SKIPPED (a step passed over counts as done) */
+            completed: number;
+            /** @description PENDING, WAITING or RUNNING */
+            waiting: number;
+            failed: number;
+            /** @description SEND_EMAIL: emails accepted by the relay (or further) */
+            sent?: number;
+            delivered?: number;
+            opened?: number;
+            clicked?: number;
+            bounced?: number;
+        };
+        WorkflowStepWithStats: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "TRIGGER" | "SEND_EMAIL" | "DELAY" | "WAIT_FOR_EVENT" | "CONDITION" | "WEBHOOK" | "UPDATE_CONTACT" | "EXIT";
+            name: string;
+            /** @description Per step type: see the *Config schemas (DESIGN §9) */
+            config: {
+                [key: string]: unknown;
+            };
+            position: {
+                x: number;
+                y: number;
+            };
+            /** @description SEND_EMAIL: the template (null if it is gone) */
+            template?: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                subject: string;
+                type: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            stats: components["schemas"]["WorkflowStepStats"];
+        };
+        WorkflowTransition: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            fromStepId: string;
+            /** Format: uuid */
+            toStepId: string;
+            branch: ("yes" | "no" | "event" | "timeout") | null;
         };
     };
     responses: never;
