@@ -9,21 +9,24 @@ import { compiledStatement } from './compiled-statement.js';
 
 /**
  * Records that each email's attempt is about to write its final dot, in one statement. Answers
- * the ids recorded; an email absent from it is no longer SENDING in that attempt (another run
- * took it over): its dot must then not go out.
+ * the attempts recorded, as {@link stageKey}s; an attempt absent from it is no longer the
+ * email's SENDING one (another run took the email over): its dot must then not go out.
  */
 export async function markEndOfData(db: Kysely<Database>, stages: readonly { emailId: string; attempt: number }[]): Promise<Set<string>> {
   const { rows } = await db.executeQuery(markEndOfDataStatement(db, stages.map((s) => s.emailId), stages.map((s) => s.attempt)));
-  return new Set(rows.map((r) => r.id));
+  return new Set(rows.map((r) => stageKey(r.id, r.attempts)));
 }
+
+/** One attempt of one email, as markEndOfData answers it. */
+export const stageKey = (emailId: string, attempt: number): string => `${emailId}:${attempt}`;
 
 // Compiled once (compiled-statement.ts): it runs at every batch of deliveries.
 const markEndOfDataStatement = compiledStatement(
-  (db, ids: readonly string[], attempts: readonly number[]) => sql<{ id: string }>`
+  (db, ids: readonly string[], attempts: readonly number[]) => sql<{ id: string; attempts: number }>`
     UPDATE emails e SET end_of_data_at = now()
     FROM unnest(${ids}::uuid[], ${attempts}::int[]) AS t(id, attempt)
     WHERE e.id = t.id AND e.status = 'SENDING' AND e.attempts = t.attempt
-    RETURNING e.id`.compile(db),
+    RETURNING e.id, e.attempts`.compile(db),
   2,
 );
 

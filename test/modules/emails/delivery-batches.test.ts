@@ -55,6 +55,18 @@ describe('batched delivery statements', () => {
     expect(attempts.filter((a) => a !== undefined)).toEqual([1]);
     expect(await Promise.all([batches.endOfData(id, 1), batches.endOfData(id, 1)])).toEqual([true, false]);
   });
+  it("gives the end-of-data mark to the email's current attempt, not to a run still holding the one it replaced", async () => {
+    const { project, from } = await sender();
+    const [id = ''] = idsOf(await send(t.app, project, { to: 'replaced@example.com', from, subject: 's', body: 'b' }));
+    const batches = createDeliveryBatches(t.db.db);
+    expect(await batches.sending(id)).toBe(1);
+    // Another run read it SENDING without an end of data, restarted it and took attempt 2
+    // (delivery.ts: an interrupted attempt is sent again); the first run still holds attempt 1.
+    await t.db.db.updateTable('emails').set({ attempts: 2 }).where('id', '=', id).execute();
+    // Both reach their final dot in one statement, the stale attempt first.
+    expect(await Promise.all([batches.endOfData(id, 1), batches.endOfData(id, 2)])).toEqual([false, true]);
+  });
+
   it('retries only the email whose relay answered 4xx; its batch-mates are sent once, at their first attempt', async () => {
     const { project, from } = await sender();
     const to = Array.from({ length: 24 }, (_, i) => `batch-${i}@example.com`);

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import { GroupCommit, type Outcome } from '../../../lib/group-commit.js';
-import { markEndOfData } from '../delivery-stage.repo.js';
+import { markEndOfData, stageKey } from '../delivery-stage.repo.js';
 import { type DeliveryEmail, findEmailsForDelivery, MAX_DELIVERY_READ, markSending, markSent, type SentMark } from '../emails.repo.js';
 
 /**
@@ -51,11 +51,12 @@ function statement<T, R>(
  * Marks the first item of each email only: two deliveries of one email in a batch (a job run
  * again while its previous run still waits) must not both own the same attempt.
  */
-function firstOfEach<T extends { emailId: string }>(items: readonly T[], found: (item: T) => boolean): boolean[] {
+function firstOfEach<T extends { emailId: string }>(items: readonly T[], found: (item: T) => boolean, keyOf: (item: T) => string = (i) => i.emailId): boolean[] {
   const seen = new Set<string>();
   return items.map((item) => {
-    if (seen.has(item.emailId)) return false;
-    seen.add(item.emailId);
+    const key = keyOf(item);
+    if (seen.has(key)) return false;
+    seen.add(key);
     return found(item);
   });
 }
@@ -73,8 +74,11 @@ export function createDeliveryBatches(db: Kysely<Database>): DeliveryBatches {
     // emails SENDING and leave them to no one. Failed, each delivery's job is retried, as before.
   }, { split: false });
   const endOfData = statement<{ emailId: string; attempt: number }, boolean>('end_of_data', async (items) => {
+    // By attempt, not by email: a run that still holds an attempt another run replaced (it read
+    // the email SENDING and sent it again) must not take the current attempt's mark.
+    const key = (i: { emailId: string; attempt: number }) => stageKey(i.emailId, i.attempt);
     const marked = await markEndOfData(db, items);
-    return firstOfEach(items, (i) => marked.has(i.emailId));
+    return firstOfEach(items, (i) => marked.has(key(i)), key);
   });
   const sent = statement<SentMark, boolean>('sent', async (marks) => {
     const first = firstOfEach(marks, () => true);
