@@ -48,10 +48,14 @@ function statement<T, R>(
 }
 
 /**
- * Marks the first item of each email only: two deliveries of one email in a batch (a job run
- * again while its previous run still waits) must not both own the same attempt.
+ * Marks the first item of each email (or of each `keyOf`) only: two deliveries of one email in a
+ * batch (a job run again while its previous run still waits) must not both own the same attempt.
  */
-function firstOfEach<T extends { emailId: string }>(items: readonly T[], found: (item: T) => boolean, keyOf: (item: T) => string = (i) => i.emailId): boolean[] {
+function firstOfEach<T extends { emailId: string }>(
+  items: readonly T[],
+  found: (item: T) => boolean,
+  keyOf: (item: T) => string = (i) => i.emailId,
+): boolean[] {
   const seen = new Set<string>();
   return items.map((item) => {
     const key = keyOf(item);
