@@ -1,34 +1,8 @@
 import { type Kysely, sql } from 'kysely';
-import { type Database, INSTANCE_PROJECT_ID, type ProjectRow } from '../db/schema.js';
-import { findProjectById } from '../modules/projects/index.js';
-import { liftProjectSuspension, suspendProject } from '../modules/security/index.js';
+import { type Database, INSTANCE_PROJECT_ID } from '../db/schema.js';
 
 // Operator-only SQL over projects. It may move to modules/projects/projects.repo.ts once the
 // API needs it too (an admin dashboard); until then the CLI is its only caller.
-
-/**
- * The operator's disable and lift (src/modules/security): disabling records an OPERATOR
- * suspension (its queued mail and workflow executions are cancelled, its owners and admins
- * emailed); enabling lifts the open suspensions, recorded with `by`. Undefined when there is no
- * such project.
- */
-export async function setProjectDisabled(
-  db: Kysely<Database>,
-  projectId: string,
-  disabled: boolean,
-  opts: { by?: string; reason?: string } = {},
-): Promise<ProjectRow | undefined> {
-  if (!(await findProjectById(db, projectId))) return undefined;
-  if (!disabled) {
-    const lifted = await liftProjectSuspension(db, { projectId, by: opts.by ?? 'operator' });
-    if (!lifted) return undefined;
-  } else {
-    await db.transaction().execute(async (trx) => {
-      await suspendProject(trx, { projectId, source: 'OPERATOR', reason: opts.reason ?? 'disabled by an operator' });
-    });
-  }
-  return findProjectById(db, projectId);
-}
 
 export interface ProjectListing {
   id: string;

@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setProjectDisabled } from '../../../src/cli/operator.repo.js';
+import { findProjectById } from '../../../src/modules/projects/index.js';
 import { CANCEL_CHUNK } from '../../../src/modules/workflows/engine/cancel.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
+import { runCli } from '../../helpers/cli.js';
 import { createSendTestApp, type SendTestApp } from '../emails/helpers.js';
 import { createWorkflow, track, waitForExecutions } from './engine-helpers.js';
 
@@ -62,7 +66,14 @@ describe('a disabled project cancels its executions', () => {
     await waitForExecutions(t.db, wf.id, 1, ['WAITING']);
     await waitForExecutions(t.db, otherWf.id, 1, ['WAITING']);
 
-    expect(await setProjectDisabled(t.db.db, p.id, true)).toMatchObject({ disabled: true });
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'mailplatform-cli-'));
+    try {
+      const off = await runCli(['disable-project', '--project', p.id], { dataDir, env: { DATABASE_URL: t.config.databaseUrl } });
+      expect(off.code, off.stderr).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    expect(await findProjectById(t.db.db, p.id)).toMatchObject({ disabled: true });
     const [row] = await waitForExecutions(t.db, wf.id, 1, ['CANCELLED']);
     expect(row?.error).toBe('Project disabled');
     expect(await statusCounts(otherWf.id)).toEqual({ WAITING: 1 });
