@@ -15,9 +15,9 @@ export interface FeedbackEmail {
 }
 
 /**
- * The project email one of these Message-IDs names (index on message_id; unique by construction). SYSTEM emails
- * (the instance's own) are not found: the relay's notifications about the instance's own account mail
- * change no project's record (docs/accounts.md).
+ * The project email one of these Message-IDs names (index on message_id; unique by construction).
+ * SYSTEM emails (the instance's own) are not found: the relay's notifications about the instance's
+ * own account mail change no project's record (docs/accounts.md).
  */
 export async function findEmailByMessageIds(trx: Transaction<Database>, messageIds: readonly string[]): Promise<FeedbackEmail | undefined> {
   if (messageIds.length === 0) return undefined;
