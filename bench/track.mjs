@@ -159,6 +159,15 @@ function runAutocannon(base, key, seconds) {
   });
 }
 
+/** Committed track batches so far and the calls in them (the server's /metrics, read from loopback). */
+async function trackBatches(base) {
+  const res = await fetch(`${base}/metrics`).catch(() => undefined);
+  if (res?.status !== 200) return undefined;
+  const text = await res.text();
+  const read = (suffix) => Number(text.match(new RegExp(`^mailplatform_group_commit_batch_size_${suffix}\\{batcher="track"\\} (\\S+)$`, 'm'))?.[1] ?? 0);
+  return { batches: read('count'), calls: read('sum') };
+}
+
 async function countEvents(base, secret) {
   const res = await fetch(`${base}/events?limit=1`, { headers: { authorization: `Bearer ${secret}` } });
   return (await res.json()).total;
@@ -185,6 +194,7 @@ try {
     await runAutocannon(base, project.public, opts.warmup);
   }
   const eventsBefore = project.secret ? await settledCount(base, project.secret) : undefined;
+  const batchesBefore = await trackBatches(base);
   const cpuBefore = cpuSnapshot(server);
   const benchCpuBefore = process.cpuUsage();
   console.log(`POST /v1/track: ${opts.connections} connections, ${opts.duration} s, ${opts.emails} distinct emails${opts.rate ? `, at most ${opts.rate} req/s` : ''}…`);
@@ -192,6 +202,7 @@ try {
   const cpuAfter = cpuSnapshot(server);
   const benchCpu = process.cpuUsage(benchCpuBefore);
   const ok = r['2xx'];
+  const batchesAfter = batchesBefore && (await trackBatches(base));
   const total = ok + r.non2xx;
   const cpu = { node: cpuAfter.node - cpuBefore.node, postgres: cpuAfter.postgres - cpuBefore.postgres };
   const pct = (s) => `${((s / r.duration) * 100).toFixed(0)}% of a core`;
@@ -201,6 +212,10 @@ latency (ms)    p50 ${r.latency.p50}  p90 ${r.latency.p90}  p99 ${r.latency.p99}
 failures        non-2xx ${r.non2xx} ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).filter(([s]) => !s.startsWith('2')).map(([s, v]) => [s, v.count])))}  errors ${r.errors}  timeouts ${r.timeouts}
 CPU seconds     server node ${cpu.node.toFixed(1)} s (${pct(cpu.node)})  postgres ${cpu.postgres.toFixed(1)} s (${pct(cpu.postgres)})  load generator ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s${server ? '' : '  (running server: postgres = every postgres process on the machine)'}
 CPU per request server node ${((cpu.node / total) * 1000).toFixed(3)} ms  postgres ${((cpu.postgres / total) * 1000).toFixed(3)} ms`);
+  if (batchesAfter) {
+    const batches = batchesAfter.batches - batchesBefore.batches;
+    console.log(`batches         ${batches} committed, ${((batchesAfter.calls - batchesBefore.calls) / batches).toFixed(1)} calls each`);
+  }
   if (eventsBefore !== undefined) {
     const recorded = (await settledCount(base, project.secret)) - eventsBefore;
     // Exactly one event per 2xx answer. The client stops at the deadline with up to one request

@@ -58,13 +58,14 @@ export type TrackBatchOptions = Pick<
 
 /**
  * Defaults tuned with bench/track.mjs on 2 cores (see bench/track.md): one batch per project
- * in flight (the next fills while it commits), a 2 ms window when the project is idle, up to
- * 4 projects writing at once (each batch holds one pool connection), 10,000 calls waiting at
- * most before 503.
+ * in flight (the next fills while it commits), no window when the project is idle (calls of the
+ * same event-loop turn share a batch; a timed window left the database idle between batches),
+ * up to 4 projects writing at once (each batch holds one pool connection), 10,000 calls
+ * waiting at most before 503.
  */
 export const TRACK_BATCH_DEFAULTS = {
   maxBatchSize: 256,
-  maxWaitMs: 2,
+  maxWaitMs: 0,
   maxInFlight: 4,
   maxInFlightPerGroup: 1,
   maxQueued: 10_000,
