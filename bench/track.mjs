@@ -7,10 +7,12 @@
 //   node bench/track.mjs --profile /tmp/prof   # the started server writes a CPU profile (node --cpu-prof) there at exit
 //   node bench/track.mjs --rate 1500            # offer 1,500 req/s at most (CPU per request at a fixed load: for A/B on a busy machine)
 //
-// Prints req/s, latency percentiles, non-2xx and errors, and the CPU seconds spent during the
+// Prints req/s, latency percentiles, non-2xx and errors, the CPU seconds spent during the
 // measured run by the server's Node process and by its PostgreSQL processes (utime + stime from
-// /proc, children that exited included). With a started server it also checks that the number
-// of events in the database equals the number of 2xx answers (an accepted event is never lost).
+// /proc, children that exited included), and the batches committed meanwhile with their mean
+// size (the server's /metrics, when it answers this client). With a started server it also
+// checks that the number of events in the database equals the number of 2xx answers (an accepted
+// event is never lost).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -212,8 +214,8 @@ latency (ms)    p50 ${r.latency.p50}  p90 ${r.latency.p90}  p99 ${r.latency.p99}
 failures        non-2xx ${r.non2xx} ${JSON.stringify(Object.fromEntries(Object.entries(r.statusCodeStats).filter(([s]) => !s.startsWith('2')).map(([s, v]) => [s, v.count])))}  errors ${r.errors}  timeouts ${r.timeouts}
 CPU seconds     server node ${cpu.node.toFixed(1)} s (${pct(cpu.node)})  postgres ${cpu.postgres.toFixed(1)} s (${pct(cpu.postgres)})  load generator ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s${server ? '' : '  (running server: postgres = every postgres process on the machine)'}
 CPU per request server node ${((cpu.node / total) * 1000).toFixed(3)} ms  postgres ${((cpu.postgres / total) * 1000).toFixed(3)} ms`);
-  if (batchesAfter) {
-    const batches = batchesAfter.batches - batchesBefore.batches;
+  const batches = batchesAfter ? batchesAfter.batches - batchesBefore.batches : 0;
+  if (batches > 0) {
     console.log(`batches         ${batches} committed, ${((batchesAfter.calls - batchesBefore.calls) / batches).toFixed(1)} calls each`);
   }
   if (eventsBefore !== undefined) {
