@@ -2,9 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileCondition, type ConditionTree } from '../../src/conditions/index.js';
 import type { Filter } from '../../src/conditions/tree.js';
-import { connect, type Db } from '../../src/db/connection.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
-import { createOwnDatabase, type OwnDatabase } from '../helpers/database.js';
+import type { Db } from '../../src/db/connection.js';
+import { createMigratedDatabase, insertBareProject, type MigratedDatabase } from '../helpers/database.js';
 
 /**
  * Issue 15 point 3: a condition compiles to SQL whose size (text, parameters) and plan grow
@@ -17,18 +16,15 @@ import { createOwnDatabase, type OwnDatabase } from '../helpers/database.js';
  * files' rows would change with the order files run in.
  */
 
-let own: OwnDatabase;
+let own: MigratedDatabase;
 let db: Db;
 let projectId = '';
 let dynamicId: string;
 let staticId: string;
 beforeAll(async () => {
-  own = await createOwnDatabase('linear');
-  db = connect(own.url, { max: 2 });
-  await migrateToLatest(db.db, db.pool);
-  const { rows } = await sql<{ id: string }>`
-    INSERT INTO projects (name, public_key, secret_key) VALUES ('linear', 'pk_linear', 'sk_linear') RETURNING id`.execute(db.db);
-  projectId = rows[0]?.id ?? '';
+  own = await createMigratedDatabase('linear', { max: 2 });
+  db = own.db;
+  projectId = await insertBareProject(db.db, 'linear');
   const insert = async (type: 'DYNAMIC' | 'STATIC', condition: object | null) =>
     (
       await db.db
@@ -40,10 +36,7 @@ beforeAll(async () => {
   dynamicId = await insert('DYNAMIC', { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] });
   staticId = await insert('STATIC', null);
 }, 120_000);
-afterAll(async () => {
-  await db?.close();
-  await own?.drop();
-});
+afterAll(() => own?.close());
 
 /** One filter of every operator family, cycled through by the shapes below. */
 const family = (): Filter[] => [

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { connect, type ConnectOptions, type Db } from '../../src/db/connection.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import type { Database } from '../../src/db/schema.js';
 
 /** A database of its own on the shared test server (no migrations run); `drop()` removes it. */
 export interface OwnDatabase {
@@ -29,4 +33,33 @@ export async function createOwnDatabase(prefix: string): Promise<OwnDatabase> {
   const url = new URL(inject('databaseUrl'));
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** A database of its own migrated to the latest schema, with a pool on it; `close()` ends the pool and drops the database. */
+export interface MigratedDatabase {
+  readonly url: string;
+  readonly db: Db;
+  close(): Promise<void>;
+}
+
+/** {@link createOwnDatabase}, migrated, with a pool of `opts` on it. */
+export async function createMigratedDatabase(prefix: string, opts: ConnectOptions = {}): Promise<MigratedDatabase> {
+  const own = await createOwnDatabase(prefix);
+  const db = connect(own.url, opts);
+  await migrateToLatest(db.db, db.pool);
+  return {
+    url: own.url,
+    db,
+    close: async () => {
+      await db.close();
+      await own.drop();
+    },
+  };
+}
+
+/** A project row written directly (no owner, no API; keys `pk_<name>` and `sk_<name>`): its id. */
+export async function insertBareProject(db: Kysely<Database>, name: string): Promise<string> {
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO projects (name, public_key, secret_key) VALUES (${name}, ${`pk_${name}`}, ${`sk_${name}`}) RETURNING id`.execute(db);
+  return rows[0]?.id ?? '';
 }

@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Db } from '../../../src/db/connection.js';
-import { migrateToLatest } from '../../../src/db/migrate.js';
+import type { Db } from '../../../src/db/connection.js';
 import { findEmailsForDelivery, MAX_DELIVERY_READ } from '../../../src/modules/emails/emails.repo.js';
-import { createOwnDatabase, type OwnDatabase } from '../../helpers/database.js';
+import { createMigratedDatabase, insertBareProject, type MigratedDatabase } from '../../helpers/database.js';
 
 /**
  * The delivery read by ids (findEmailsForDelivery) runs at every batch of deliveries, planned once
@@ -13,28 +12,23 @@ import { createOwnDatabase, type OwnDatabase } from '../../helpers/database.js';
  * chose a parallel plan, whose worker takes ~10 ms to start: campaign delivery spent twice the
  * database CPU (bench/README "Distribution-ready keys").
  */
-let own: OwnDatabase;
+let own: MigratedDatabase;
 let db: Db;
 
 beforeAll(async () => {
-  own = await createOwnDatabase('deliveryplan');
-  db = connect(own.url, { max: 1, genericPlans: true });
-  await migrateToLatest(db.db, db.pool);
+  own = await createMigratedDatabase('deliveryplan', { max: 1, genericPlans: true });
+  db = own.db;
   // Many rows and no statistics: as a campaign just materialised on a new installation.
   await sql`ALTER TABLE emails SET (autovacuum_enabled = false)`.execute(db.db);
-  const { rows: [project] } = await sql<{ id: string }>`
-    INSERT INTO projects (name, public_key, secret_key) VALUES ('plan', 'pk_plan', 'sk_plan') RETURNING id`.execute(db.db);
+  const projectId = await insertBareProject(db.db, 'plan');
   await sql`
     INSERT INTO emails (project_id, source, type, to_email, from_email, subject, html, message_id, status)
-    SELECT ${project?.id}::uuid, 'SEND', 'TRANSACTIONAL', 'r' || i || '@plan.example', 'a@plan.example', 's', repeat('x', 400),
+    SELECT ${projectId}::uuid, 'SEND', 'TRANSACTIONAL', 'r' || i || '@plan.example', 'a@plan.example', 's', repeat('x', 400),
            '<' || i || '@plan.example>', 'PENDING'
     FROM generate_series(1, 100000) i`.execute(db.db);
 }, 120_000);
 
-afterAll(async () => {
-  await db?.close();
-  await own?.drop();
-});
+afterAll(() => own?.close());
 
 describe('the delivery read by ids', () => {
   it('is estimated at no more rows than it can return, on an emails table without statistics yet', async () => {
