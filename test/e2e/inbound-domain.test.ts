@@ -87,7 +87,7 @@ describe('dashboard: receiving mail at a domain', () => {
       // Off again: refused again.
       await page.goto(`/app/projects/${projectId}/domains`);
       await page.getByRole('region', { name: domain }).getByRole('checkbox', { name: 'Receive mail' }).click();
-      await page.getByText(`Mail to ${domain} is no longer received`).waitFor();
+      await page.getByText(`Mail to ${domain} is no longer received`, { exact: true }).waitFor();
       expect(await smtp(`hello@${domain}`, from, 'Too late')).toEqual({ ok: false, code: 550 });
     } finally {
       await context.close();
