@@ -22,7 +22,10 @@
 //      the delivery rate counts from the first POST to the last message at the sink (each
 //      recipient once), and the run checks 0 duplicates and 0 missing.
 // Prints rates, latencies and the CPU seconds of the server, worker and PostgreSQL processes.
+import { Buffer } from 'node:buffer';
+import http from 'node:http';
 import process from 'node:process';
+import { URL } from 'node:url';
 import console from 'node:console';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -54,6 +57,7 @@ const opts = {
   e2eClients: Number(arg('e2e-clients', '32')),
 };
 const fetch = globalThis.fetch;
+const workerNodeArgs = opts.profileWorker ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileWorker}`] : [];
 
 const BODY = `<html><body><table><tr><td><h1>Hello {{name ?? there}}</h1><p>Your order <b>{{order}}</b> is confirmed.
 <a href="https://shop.example/orders/{{order}}">View your order</a></p><p>Thanks for shopping with us.</p></td></tr></table></body></html>`;
@@ -86,8 +90,7 @@ async function deliveryPhase(ctx) {
   console.log(`    accepted ${ids.length} emails in ${enqueueSeconds.toFixed(1)} s (${(ids.length / enqueueSeconds).toFixed(0)} emails/s); starting the worker…`);
   await ctx.pgStats?.reset();
   const cpu0 = { pg: postgresCpu(ctx.api.pid), bench: process.cpuUsage() };
-  const profile = opts.profileWorker ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileWorker}`] : [];
-  const worker = await spawnServer({ ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl }, /ready: worker running/, profile);
+  const worker = await spawnServer({ ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl }, /ready: worker running/, workerNodeArgs);
   const started = performance.now();
   const samples = [];
   // Progress from the sink (in this process); the email rows are counted only every 2 s to see
@@ -176,29 +179,44 @@ const BODY_4KB = BODY.replace(
   `${Array.from({ length: 33 }, (_, i) => `<p style="margin:0 0 8px">Item ${i + 1}: {{name ?? there}}, a line of your order summary with its price and quantity.</p>`).join('\n')}</td>`,
 );
 
+/** POSTs a body on the agent's sockets; resolves with the status once the answer is read. */
+function post(agent, url, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.on('data', () => {});
+      res.on('end', () => resolve(res.statusCode));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function endToEndPhase(ctx) {
   const from = `orders@${ctx.domain}`;
   const total = opts.e2eEmails;
   console.log(`\n(c) end to end: ${total} × POST /v1/send (one recipient, ${BODY_4KB.length} B HTML) by ${opts.e2eClients} clients, the worker running…`);
-  const worker = await spawnServer({ ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl }, /ready: worker running/);
+  const worker = await spawnServer({ ...ctx.env, ROLE: 'worker', DATABASE_URL: ctx.databaseUrl }, /ready: worker running/, workerNodeArgs);
+  await ctx.pgStats?.reset();
   const cpu0 = { api: cpuSeconds(ctx.api.pid), pg: postgresCpu(ctx.api.pid), bench: process.cpuUsage() };
   const sinkBefore = ctx.sink.messages.length;
   const started = performance.now();
   let next = 0;
   let failed = 0;
+  // node:http on keep-alive sockets, not fetch: the clients share the server's 2 cores, and
+  // fetch (undici's WHATWG layer, web streams) cost twice the CPU per request (bench/README).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.e2eClients });
+  const url = new URL('/v1/send', ctx.base);
+  const headers = { authorization: `Bearer ${ctx.project.secret}`, 'content-type': 'application/json' };
   const client = async () => {
     while (next < total) {
       const i = next++;
-      const res = await fetch(`${ctx.base}/v1/send`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ctx.project.secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ to: `e2e${i}@example.com`, from, subject: 'Order {{order}} confirmed', body: BODY_4KB, data: { name: 'Bench', order: { value: `o-${i}`, persistent: false } } }),
-      });
-      if (res.status !== 200) failed++;
-      await res.arrayBuffer();
+      const body = JSON.stringify({ to: `e2e${i}@example.com`, from, subject: 'Order {{order}} confirmed', body: BODY_4KB, data: { name: 'Bench', order: { value: `o-${i}`, persistent: false } } });
+      if ((await post(agent, url, headers, body)) !== 200) failed++;
     }
   };
   await Promise.all(Array.from({ length: opts.e2eClients }, client));
+  agent.destroy();
   const acceptSeconds = (performance.now() - started) / 1000;
   const arrived = () => ctx.sink.messages.length - sinkBefore;
   while (arrived() < total - failed && performance.now() - started < 600_000) await sleep(50);
@@ -217,6 +235,7 @@ async function endToEndPhase(ctx) {
     delivered       ${total - missing} at the sink in ${seconds.toFixed(1)} s from the first POST: ${((total - missing) / seconds).toFixed(0)} emails/s end to end
     sink            ${duplicates} duplicates, ${missing} missing
     CPU seconds     api node ${cpu.api.toFixed(1)} s  worker node ${cpu.worker.toFixed(1)} s  postgres ${cpu.pg.toFixed(1)} s  sink+clients ${((cpu.bench.user + cpu.bench.system) / 1e6).toFixed(1)} s`);
+  await ctx.pgStats?.print('end to end', { unit: 'email', count: total - missing });
 }
 
 const apiNodeArgs = opts.profileApi ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileApi}`] : [];

@@ -137,7 +137,7 @@ function pgStatsOf(client) {
     async print(label, per) {
       const { rows } = await client.query(`
         SELECT calls, round(total_exec_time)::int AS ms, round(total_plan_time)::int AS plan_ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS query
-        FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time + total_plan_time DESC LIMIT 15`);
+        FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time + total_plan_time DESC LIMIT 30`);
       console.log(`\n    pg_stat_statements (${label}): execution ms, planning ms, calls, rows${per ? `; µs per ${per.unit} (execution + planning)` : ''}`);
       for (const r of rows) {
         const perUnit = per ? `${String(Math.round(((r.ms + r.plan_ms) * 1000) / per.count)).padStart(5)} µs ` : '';
