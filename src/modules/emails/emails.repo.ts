@@ -149,17 +149,49 @@ export interface CampaignRecipient {
   subscribed: boolean | null;
 }
 
-/** The delivery read of emails (filtered by the caller). */
-const deliveryRead = (db: Db) =>
+/**
+ * The delivery read of the emails of `emailIds`: each email found by its key, then its project,
+ * its recipient (campaign emails) and its suppression entry each probed by key for that email
+ * (LATERAL subqueries with LIMIT 1, which PostgreSQL does not flatten into joins). The plan cannot
+ * depend on statistics: `id` alone is not unique to the planner since the key is (id, project_id)
+ * (migration 0039), and on a table without statistics yet (the first campaign of a new
+ * installation) it guessed thousands of rows per read and chose a parallel plan (~10 ms to start
+ * each time), or a merge join walking a whole index of emails in project order, or hash joins
+ * scanning every contact (bench/README "Distribution-ready keys"). The LIMIT is never reached.
+ */
+const deliveryRead = (db: Db, emailIds: readonly string[]) =>
   db
-    .selectFrom('emails as e')
+    .selectFrom(db.selectFrom('emails').selectAll().where('id', '=', sql<string>`any(${emailIds}::uuid[])`).limit(sql.lit(MAX_DELIVERY_READ)).as('e'))
     // SYSTEM emails have no project: INSTANCE_PROJECT_ID's row is ignored (toDeliveryEmail).
-    .leftJoin('projects as p', 'p.id', 'e.project_id')
+    .leftJoinLateral(
+      (eb) => eb.selectFrom('projects').select(['sending_rate', 'tracking', 'disabled']).whereRef('projects.id', '=', 'e.project_id').limit(1).as('p'),
+      (j) => j.onTrue(),
+    )
     // Only campaign emails are personalised at delivery: for other emails the key is NULL, so the
     // contacts index is not even probed.
-    .leftJoin('contacts as c', (j) => j.on('c.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`).onRef('c.project_id', '=', 'e.project_id'))
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('contacts')
+          .select(['id', 'email', 'data', 'subscribed'])
+          .where('contacts.id', '=', sql<string>`CASE WHEN e.source = 'CAMPAIGN' THEN e.contact_id END`)
+          .whereRef('contacts.project_id', '=', 'e.project_id')
+          .limit(1)
+          .as('c'),
+      (j) => j.onTrue(),
+    )
     // The suppression list, probed by its key in this same query (no extra round trip per email).
-    .leftJoin('suppressions as s', (j) => j.onRef('s.project_id', '=', 'e.project_id').on('s.email', '=', sql<string>`lower(e.to_email)`))
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('suppressions')
+          .select(['email', 'reason', 'created_at'])
+          .whereRef('suppressions.project_id', '=', 'e.project_id')
+          .where('suppressions.email', '=', sql<string>`lower(e.to_email)`)
+          .limit(1)
+          .as('s'),
+      (j) => j.onTrue(),
+    )
     .select(suppressionNoteSql('s').as('suppressed'))
     .select('p.sending_rate')
     .select([
@@ -185,16 +217,8 @@ export async function findEmailsForDelivery(db: Db, emailIds: readonly string[])
 /** The most emails one delivery read takes (delivery/batches.ts makes batches of at most this). */
 export const MAX_DELIVERY_READ = 200;
 
-// Compiled once (compiled-statement.ts): it runs at every batch of deliveries. The LIMIT (never
-// reached) bounds the planner's row estimate: `id` alone is not unique to it since the key is
-// (id, project_id) (migration 0039), so on a table without statistics yet (the first campaign of
-// a new installation) it guessed thousands of rows and chose a parallel plan, ~10 ms to start
-// each time (bench/README "Distribution-ready keys").
-const deliveryReadById = compiledStatement(
-  (db, emailIds: readonly string[]) =>
-    deliveryRead(db).where('e.id', '=', sql<string>`any(${emailIds}::uuid[])`).limit(sql.lit(MAX_DELIVERY_READ)).compile(),
-  1,
-);
+// Compiled once (compiled-statement.ts): it runs at every batch of deliveries.
+const deliveryReadById = compiledStatement((db, emailIds: readonly string[]) => deliveryRead(db, emailIds).compile(), 1);
 
 function toDeliveryEmail(r: DeliveryRow): DeliveryEmail {
   const recipient: CampaignRecipient | undefined =

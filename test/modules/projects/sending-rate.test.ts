@@ -103,8 +103,10 @@ describe('the rate across worker processes', () => {
     // GCRA with a one-second burst: the slots of any k emails span at least (k - RATE) / RATE s.
     // A job waiting for its slot is picked up at the worker's next poll (up to 1 s late), so
     // arrivals may clump by up to one more second's worth (docs/projects.md "Sending rate").
-    // Each worker throttling on its own would allow twice the rate: all 100 within about 5 s.
-    expect(((times.at(-1) ?? 0) - (times[0] ?? 0)) / 1000).toBeGreaterThanOrEqual((N - RATE) / RATE - 0.5);
+    // Each worker throttling on its own would allow twice the rate: all 100 within about 5 s. The
+    // slots span 9 s; the first arrivals can be late by the first connection and key load (7.96 s
+    // seen on a slow machine), so the bound keeps 1.5 s of slack, still far from 5 s.
+    expect(((times.at(-1) ?? 0) - (times[0] ?? 0)) / 1000).toBeGreaterThanOrEqual((N - RATE) / RATE - 1.5);
     for (let i = 0; i < N; i++) {
       for (let j = i; j < N; j++) {
         const span = ((times[j] ?? 0) - (times[i] ?? 0)) / 1000;
