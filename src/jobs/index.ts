@@ -16,6 +16,7 @@ import { JobPriority, Tasks } from './queue.js';
 import { projectMailCancel } from './project-mail-cancel.js';
 import { securityStatsCompact } from './security-stats-compact.js';
 import { segmentsRecompute } from './segments-recompute.js';
+import { sendBatch } from './send-batch.js';
 import { createEmailDelivery, sendEmail } from './send-email.js';
 import { uploadsDelete } from './uploads-delete.js';
 import { webhookCleanup } from './webhook-cleanup.js';
@@ -36,6 +37,7 @@ export function createTaskList(deps: JobDeps): TaskList {
     [Tasks.contactsImport]: contactsImport(deps),
     [Tasks.contactsFieldDelete]: contactsFieldDelete(deps),
     [Tasks.sendEmail]: sendEmail(delivery),
+    [Tasks.sendBatch]: sendBatch(delivery),
     [Tasks.domainsRecheck]: domainsRecheck(deps),
     [Tasks.segmentsRecompute]: segmentsRecompute(deps),
     [Tasks.contactsDataIndexes]: contactsDataIndexes(deps),

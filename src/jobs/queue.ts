@@ -12,6 +12,8 @@ export const Tasks = {
   contactsImport: 'contacts-import',
   contactsFieldDelete: 'contacts-field-delete',
   sendEmail: 'send-email',
+  /** Delivers the emails of one POST /v1/send batch (`{projectId, emailIds}`): src/jobs/send-batch.ts. */
+  sendBatch: 'send-batch',
   domainsRecheck: 'domains-recheck',
   segmentsRecompute: 'segments-recompute',
   /** Builds/drops a project's data key indexes (`{projectId}`, keyed per project), or sweeps all of them (cron): src/modules/segments/data-indexes.ts. */

@@ -162,7 +162,7 @@ describe('chaos: workers, an API process and PostgreSQL killed, the relay down, 
     // Every delivery done: no job left, no email waiting.
     const waiting = () => cluster.query<{ n: string }>(`SELECT count(*) AS n FROM emails WHERE project_id = $1 AND status IN ('PENDING', 'SENDING')`, [project.id]);
     await until('every email delivered', async () => Number((await waiting())[0]?.n) === 0, { timeoutMs: 300_000, intervalMs: 500, why: async () => JSON.stringify(await waiting()) });
-    await until('no delivery job left', async () => Number((await cluster.query<{ n: string }>(`SELECT count(*) AS n FROM graphile_worker.jobs WHERE task_identifier IN ('send-email', 'campaign-deliver')`))[0]?.n) === 0, { timeoutMs: 120_000, intervalMs: 500 });
+    await until('no delivery job left', async () => Number((await cluster.query<{ n: string }>(`SELECT count(*) AS n FROM graphile_worker.jobs WHERE task_identifier IN ('send-email', 'send-batch', 'campaign-deliver')`))[0]?.n) === 0, { timeoutMs: 120_000, intervalMs: 500 });
     await until('the campaign SENT', async () => (await ok(cluster, 0, 'GET', `/campaigns/${campaign.id}`, { key: project.secret })).status === 'SENT', { timeoutMs: 120_000, intervalMs: 500 });
 
     // Mail: nothing twice; every accepted email at the sink, or unconfirmed (cut after its dot).

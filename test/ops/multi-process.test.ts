@@ -131,7 +131,7 @@ describe('two API and two worker processes on one PostgreSQL', () => {
     const expectedMail = SIZE.sends + 20 + recipients;
     await cluster.sink.waitForMessages(expectedMail, 300_000);
     // No delivery job left anywhere: nothing more can arrive, duplicates included.
-    await until('no delivery job left', async () => (await count(`SELECT count(*) AS n FROM graphile_worker.jobs WHERE task_identifier IN ('send-email', 'campaign-deliver')`)) === 0, { timeoutMs: 60_000, intervalMs: 200 });
+    await until('no delivery job left', async () => (await count(`SELECT count(*) AS n FROM graphile_worker.jobs WHERE task_identifier IN ('send-email', 'send-batch', 'campaign-deliver')`)) === 0, { timeoutMs: 60_000, intervalMs: 200 });
     const ids = cluster.sink.messages.map((m) => m.messageId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(expectedMail);

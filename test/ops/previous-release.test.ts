@@ -86,7 +86,7 @@ describe(`the API of release ${PREVIOUS_RELEASE.version} on this version's schem
     const expected = [(sent.data as { emails: [{ email: string }] }).emails[0].email, ...campaignEmails].sort();
     expect(expected).toHaveLength(2);
     await until('both emails at the sink', () => cluster.sink.messages.length >= 2, { timeoutMs: 60_000, intervalMs: 100 });
-    await until('no delivery job left', async () => (await cluster.query("SELECT 1 FROM graphile_worker.jobs WHERE task_identifier IN ('send-email', 'campaign-deliver')")).length === 0, { timeoutMs: 60_000, intervalMs: 200 });
+    await until('no delivery job left', async () => (await cluster.query("SELECT 1 FROM graphile_worker.jobs WHERE task_identifier IN ('send-email', 'send-batch', 'campaign-deliver')")).length === 0, { timeoutMs: 60_000, intervalMs: 200 });
     expect(cluster.sink.messages.map((m) => m.messageId?.slice(1, m.messageId.indexOf('@'))).sort()).toEqual(expected);
     expect(cluster.sink.messagesTo('ada@example.com')).toHaveLength(2);
     console.log(`previous release: ${JSON.stringify({ release: PREVIOUS_RELEASE.version, dependencies: checkout.dependencies, newerMigrations: newer })}`);

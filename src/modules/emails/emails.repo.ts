@@ -100,9 +100,10 @@ export interface EnqueueOptions {
 }
 
 /**
- * The entry point of delivery for any sender (/v1/send, campaigns, workflows): one send-email
- * job per email id, keyed by the id (enqueuing an email twice cannot deliver it twice), all in
- * one statement, in the caller's transaction so the jobs exist exactly when the rows do.
+ * One send-email job per email id (test sends, workflows, recovered campaign mail; /v1/send and
+ * campaigns queue batch jobs instead), keyed by the id (enqueuing an email twice cannot deliver
+ * it twice), all in one statement, in the caller's transaction so the jobs exist exactly when
+ * the rows do.
  */
 export async function enqueueEmails(trx: Transaction<Database>, emailIds: readonly string[], opts: EnqueueOptions): Promise<void> {
   if (emailIds.length === 0) return;

@@ -9,6 +9,7 @@
 
 // Creating emails: ids chosen first (Message-IDs and links carry them), rows, then their jobs.
 export { allocateEmailIds, enqueueEmails, type EnqueueOptions, insertEmails, type NewEmail, SEND_MAX_ATTEMPTS } from './emails.repo.js';
+export { enqueueSendBatch, SEND_BATCH_CONCURRENCY, SEND_BATCH_MAX_ATTEMPTS } from './send-batches.repo.js';
 export { blockedReason, UNSUBSCRIBED_MARKETING } from './rules.js';
 export { queueTestEmail, type TestEmailDeps, type TestEmailInput } from './test-emails.js';
 

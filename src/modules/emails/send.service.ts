@@ -3,7 +3,6 @@ import type { BillingConfig } from '../../config.js';
 import type { Database, DataValue, EmailType, StoredAttachment, TemplateRow, TrackingMode } from '../../db/schema.js';
 import { ApiError, ErrorCode, notFound, validationError } from '../../http/errors.js';
 import { claimIdempotencyKeys, idempotencyKeyReused, type KeyClaim } from '../../http/idempotency.js';
-import { JobPriority } from '../../jobs/queue.js';
 import type { Tokens } from '../../lib/tokens.js';
 import { GroupCommit, GroupCommitClosedError, type Outcome, QueueFullError } from '../../lib/group-commit.js';
 import { messageIdFor } from '../../mail/address.js';
@@ -14,7 +13,8 @@ import { assertProjectCanSend } from '../accounts/index.js';
 import { assertVerifiedSender } from '../domains/index.js';
 import { findSuppressionNotes } from '../suppressions/index.js';
 import { findTemplate } from '../templates/index.js';
-import { allocateEmailIds, enqueueEmails, insertAttachmentSet, insertEmails, type NewEmail } from './emails.repo.js';
+import { allocateEmailIds, insertAttachmentSet, insertEmails, type NewEmail } from './emails.repo.js';
+import { enqueueSendBatch } from './send-batches.repo.js';
 import { blockedReason } from './rules.js';
 import { MAX_MESSAGE_BYTES, parseMailbox, type SendBody } from './send.schema.js';
 
@@ -141,9 +141,9 @@ export interface Sender {
  * POST /v1/send. A request's writes commit in one transaction: its Idempotency-Key, each
  * recipient's contact upsert (new contacts unsubscribed unless `subscribed` says otherwise),
  * one rendered email per recipient with its Message-ID, its attachments (stored once), and
- * one send-email job per deliverable email at transactional priority. Mail to a suppressed
- * address (any type), and MARKETING mail to an unsubscribed contact, is accepted but CANCELLED
- * with the reason, with no job. Requests of one project that
+ * one send-batch job for the deliverable emails of the batch at transactional priority. Mail to
+ * a suppressed address (any type), and MARKETING mail to an unsubscribed contact, is accepted
+ * but CANCELLED with the reason, and not in the job. Requests of one project that
  * arrive within milliseconds share that transaction (group commit): every commit that
  * enqueues jobs takes PostgreSQL's NOTIFY lock, which otherwise caps acceptance at one
  * commit per WAL flush. A batch that fails is rerun request by request.
@@ -209,7 +209,7 @@ async function writeBatch(deps: SendDeps, trx: Transaction<Database>, projectId:
   // Over a cap: 402 and the batch rolls back (rerun request by request, so the others still go).
   await enforceEmailCap(trx, deps.billing, { projectId, category: 'transactional', count: rows.filter((r) => r.status === 'PENDING').length });
   await insertEmails(trx, rows);
-  await enqueueEmails(trx, rows.filter((r) => r.status === 'PENDING').map((r) => r.id), { priority: JobPriority.transactional });
+  await enqueueSendBatch(trx, projectId, rows.filter((r) => r.status === 'PENDING').map((r) => r.id));
 
   const timestamp = new Date().toISOString();
   const results = new Map<SendItem, SendResult>(accepted.map((item) => [item, { emails: [], timestamp }]));

@@ -25,7 +25,7 @@ const uuidOf = (text: ReturnType<typeof sql>) =>
  * stays (domains are kept).
  */
 export async function deleteProjectJobs(trx: Transaction<Database>, projectId: string): Promise<number> {
-  const byProject = [Tasks.workflowEvents, Tasks.workflowStep, Tasks.workflowCancelProject, Tasks.segmentsRecompute, Tasks.projectMailCancel, Tasks.webhookDeliver];
+  const byProject = [Tasks.workflowEvents, Tasks.workflowStep, Tasks.workflowCancelProject, Tasks.segmentsRecompute, Tasks.projectMailCancel, Tasks.webhookDeliver, Tasks.sendBatch];
   const byJobRow = [Tasks.contactsBulk, Tasks.contactsImport, Tasks.contactsFieldDelete];
   const { rows } = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM graphile_worker.complete_jobs(ARRAY(

@@ -14,6 +14,7 @@ import type { EmailStatus } from '../../../src/db/schema.js';
 import { memoryStore } from '../../../src/http/rate-limit.js';
 import { createSecretBox } from '../../../src/lib/secret-box.js';
 import { generateDkimKey, type GeneratedDkimKey } from '../../../src/modules/domains/dkim-keys.js';
+import { Tasks } from '../../../src/jobs/queue.js';
 import { startWorker } from '../../../src/worker.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { TEST_SECRET } from '../../helpers/app.js';
@@ -182,12 +183,16 @@ export async function waitForStatus(db: Db, emailIds: readonly string[], statuse
   }
 }
 
-/** The graphile-worker jobs of these emails (key = email id). */
+/** The graphile-worker jobs of these emails, one row per email (key = its id): send-email jobs (keyed by it) and the send-batch jobs holding it. */
 export async function jobsOf(db: Db, emailIds: readonly string[]) {
   if (emailIds.length === 0) return [];
   const { rows } = await sql<{ key: string; priority: number; max_attempts: number; attempts: number; task: string; payload: unknown }>`
-    SELECT j.key, j.priority, j.max_attempts, j.attempts, t.identifier AS task, j.payload
+    SELECT e.id AS key, j.priority, j.max_attempts, j.attempts, t.identifier AS task, j.payload
     FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-    WHERE j.key = ANY(${emailIds}::text[])`.execute(db.db);
+    CROSS JOIN LATERAL (
+      SELECT j.key WHERE t.identifier <> ${Tasks.sendBatch}
+      UNION ALL SELECT json_array_elements_text(j.payload -> 'emailIds') WHERE t.identifier = ${Tasks.sendBatch}
+    ) AS e(id)
+    WHERE e.id = ANY(${emailIds}::text[])`.execute(db.db);
   return rows;
 }

@@ -80,7 +80,8 @@ describe('POST /v1/send: acceptance', () => {
 
     const jobs = await jobsOf(t.db, rows.map((r) => r.id));
     expect(jobs.map((j) => j.key).sort()).toEqual(rows.map((r) => r.id).sort());
-    for (const j of jobs) expect(j).toMatchObject({ task: 'send-email', priority: 0, max_attempts: 10, attempts: 0, payload: { emailId: j.key } });
+    // One send-batch job for the request's emails (docs/sending.md "Delivery batches").
+    for (const j of jobs) expect(j).toMatchObject({ task: 'send-batch', priority: 0, max_attempts: 25, attempts: 0, payload: { projectId: project.id, emailIds: rows.map((r) => r.id) } });
   });
 
   it('creates new contacts unsubscribed unless `subscribed` is given; a change records its event; omission keeps the state', async () => {

@@ -51,6 +51,7 @@ export async function seedProjectData(db: Db, projectId: string, n = 50): Promis
     SELECT (graphile_worker.add_job(task, payload::json, job_key => key, run_at => now() + interval '1 hour')).id::text AS id
     FROM (
       SELECT 'send-email' AS task, json_build_object('emailId', id)::text AS payload, id::text AS key FROM emails WHERE project_id = ${p}
+      UNION ALL SELECT 'send-batch', json_build_object('projectId', ${p}::uuid, 'emailIds', json_build_array(gen_random_uuid()))::text, NULL
       UNION ALL SELECT 'campaign-complete', json_build_object('campaignId', ${camp?.id}::uuid)::text, NULL
       UNION ALL SELECT 'campaign-deliver', json_build_object('campaignId', ${camp?.id}::uuid, 'first', gen_random_uuid(), 'last', gen_random_uuid())::text, NULL
       UNION ALL SELECT 'workflow-events', json_build_object('projectId', ${p}::uuid)::text, 'workflow-events:' || ${p}

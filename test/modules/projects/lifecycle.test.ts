@@ -233,9 +233,10 @@ describe('reset under concurrent writes', () => {
       if (w.kind === 'track') expect(events.some((e) => e.contact_id === id), w.email).toBe(true);
       if (w.kind === 'send') expect(emails.some((e) => e.contact_id === id), w.email).toBe(true);
     }
-    const { rows: jobs } = await sql<{ key: string }>`
-      SELECT j.key FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-      WHERE t.identifier = 'send-email' AND j.key = ANY(${emails.map((e) => e.id)}::text[])`.execute(t.db.db);
+    const { rows: jobs } = await sql<{ id: string }>`
+      SELECT DISTINCT e.id FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+      CROSS JOIN LATERAL json_array_elements_text(j.payload -> 'emailIds') AS e(id)
+      WHERE t.identifier = 'send-batch' AND e.id = ANY(${emails.map((e) => e.id)}::text[])`.execute(t.db.db);
     expect(jobs.length).toBe(emails.length);
     expect(contacts.size).toBeLessThanOrEqual(during.length + after.length);
 
