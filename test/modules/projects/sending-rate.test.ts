@@ -82,7 +82,8 @@ describe('the rate across worker processes', () => {
 
   it('two workers together stay within the project rate: a burst of one second, then the steady pace; every email once', async () => {
     const RATE = 10;
-    // Enough that both workers take many (each fetches up to 32 jobs at a time).
+    // Enough that both workers take many: past the burst, each email is throttled into a send-email
+    // job of its own, which either worker may fetch.
     const N = 100;
     const { user, project } = await newProject(t.app);
     expect((await patch(user.cookie, project.id, { sendingRate: RATE })).statusCode).toBe(200);
