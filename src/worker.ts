@@ -95,8 +95,8 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerRunner> {
     concurrency: opts.webhookConcurrency ?? 8,
     // Every job insert notifies both runners. Without a local queue each notice woke up to 8 of
     // this runner's workers, each fetching (and finding no webhook job behind a backlog of
-    // send-email jobs): ~6 job fetches per /v1/send batch, half the worker's job-fetch time in
-    // PostgreSQL. With one, a notice makes one fetch (docs/performance.md "Delivery").
+    // delivery jobs): ~6 job fetches per /v1/send batch, half the worker's job-fetch time in
+    // PostgreSQL. With one, a notice makes one fetch (docs/performance.md "End to end, fourth pass").
     preset: { worker: { localQueue: { size: opts.webhookConcurrency ?? 8 } } },
     noHandleSignals: true,
     pollInterval: 1000,
