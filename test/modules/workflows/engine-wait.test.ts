@@ -96,6 +96,9 @@ describe('WAIT_FOR_EVENT', () => {
     const wf = await createWorkflow(t.db, p.id, waitFlow());
     const n = 40;
     for (let i = 0; i < n; i++) await track(t.app, p, { email: `bulk${i}@x.example`, event: 'cart' });
+    // What the minute's sweep does (no cron here): an event stranded by the job-key race of
+    // docs/workflows.md "Engine" (seen once in 40 tracks on a slow machine) is drained now.
+    await drainWorkflowEventQueue(t.db.db, p.id);
     await waitForExecutions(t.db, wf.id, n, ['WAITING']);
     let jobs: Awaited<ReturnType<typeof workflowJobs>> = [];
     await t.withWorkerStopped(async () => {
