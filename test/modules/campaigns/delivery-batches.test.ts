@@ -4,8 +4,8 @@ import { Tasks } from '../../../src/jobs/index.js';
 import { completeFinishedCampaigns, runCampaignSend, sweepCampaigns } from '../../../src/modules/campaigns/fanout.js';
 import { CAMPAIGN_BATCH_SIZE, CAMPAIGN_LANES, insertCampaignEmailsPart, MATERIALISE_PARTS } from '../../../src/modules/emails/index.js';
 import { until } from '../../helpers/poll.js';
-import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
-import { createSendTestApp, jobsOf, type SendTestApp } from '../emails/helpers.js';
+import type { SmtpSink } from '../../helpers/smtp-sink.js';
+import { createSinkTestApp, jobsOf, type SendTestApp } from '../emails/helpers.js';
 import { api, createCampaign, emailsOf, seedContacts, sender, waitForCampaign, waitForNoEmailJobs } from './helpers.js';
 
 /**
@@ -16,15 +16,11 @@ import { api, createCampaign, emailsOf, seedContacts, sender, waitForCampaign, w
 
 let sink: SmtpSink;
 let t: SendTestApp;
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  sink = await startSmtpSink({ keepRaw: false });
-  t = await createSendTestApp({ env: { SMTP_URL: sink.url } });
-  await t.runWorker();
+  ({ sink, t, close } = await createSinkTestApp());
 });
-afterAll(async () => {
-  await t?.close();
-  await sink?.close();
-});
+afterAll(() => close?.());
 
 interface BatchJob {
   key: string;

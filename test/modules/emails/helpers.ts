@@ -19,6 +19,7 @@ import { startWorker } from '../../../src/worker.js';
 import { bearer, newProject, type TestProject } from '../../helpers/accounts.js';
 import { TEST_SECRET } from '../../helpers/app.js';
 import type { TestDnsServer } from '../../helpers/dns-server.js';
+import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
 
 /**
  * The sending tests run on a database of their own (created and migrated per test file, on
@@ -195,4 +196,19 @@ export async function jobsOf(db: Db, emailIds: readonly string[]) {
     ) AS e(id)
     WHERE e.id = ANY(${emailIds}::text[])`.execute(db.db);
   return rows;
+}
+
+/** A send test app delivering to an SMTP sink of its own, its worker running; `close` stops both. */
+export async function createSinkTestApp(): Promise<{ sink: SmtpSink; t: SendTestApp; close(): Promise<void> }> {
+  const sink = await startSmtpSink({ keepRaw: false });
+  const t = await createSendTestApp({ env: { SMTP_URL: sink.url } });
+  await t.runWorker();
+  return {
+    sink,
+    t,
+    async close() {
+      await t.close();
+      await sink.close();
+    },
+  };
 }

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tasks } from '../../../src/jobs/index.js';
 import { enqueueSendBatch } from '../../../src/modules/emails/index.js';
 import { until } from '../../helpers/poll.js';
-import { type SmtpSink, startSmtpSink } from '../../helpers/smtp-sink.js';
-import { createSendTestApp, jobsOf, newSender, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
+import type { SmtpSink } from '../../helpers/smtp-sink.js';
+import { createSinkTestApp, jobsOf, newSender, send, type SendAnswer, type SendTestApp, waitForStatus } from './helpers.js';
 
 /**
  * POST /v1/send's emails go out in batches (docs/sending.md "Delivery batches"): one send-batch
@@ -13,15 +13,11 @@ import { createSendTestApp, jobsOf, newSender, send, type SendAnswer, type SendT
 
 let sink: SmtpSink;
 let t: SendTestApp;
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  sink = await startSmtpSink({ keepRaw: false });
-  t = await createSendTestApp({ env: { SMTP_URL: sink.url } });
-  await t.runWorker();
+  ({ sink, t, close } = await createSinkTestApp());
 });
-afterAll(async () => {
-  await t?.close();
-  await sink?.close();
-});
+afterAll(() => close?.());
 
 describe('one email of a /v1/send batch fails', () => {
   it('a permanent refusal fails that email only; a transient one retries that email alone, in a job of its own, without holding its batch-mates', async () => {
